@@ -1,0 +1,21 @@
+# Two commands do everything on a fresh Debian 12 machine:
+#   make demo   -- install, then run the main job on the bundled default suite
+#   make test   -- install, then run the whole test suite
+PYTHON ?= python3
+PIP ?= $(PYTHON) -m pip
+PYTEST_ARGS ?=
+
+.PHONY: install demo test bench
+
+install:
+	$(PIP) install -q -e '.[test]'
+
+demo: install
+	$(PYTHON) -m codegym.demo
+
+test: install
+	$(PYTHON) -m pytest -q -n 2 $(PYTEST_ARGS)
+
+bench: install
+	$(PYTHON) benchmarks/sandbox_throughput.py
+	$(PYTHON) benchmarks/timing_noise.py
