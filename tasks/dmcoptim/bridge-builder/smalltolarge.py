@@ -1,0 +1,21 @@
+import sys
+def main():
+    data = sys.stdin.buffer.read().split()
+    n, m = int(data[0]), int(data[1])
+    label = list(range(n + 1))
+    members = [[i] for i in range(n + 1)]
+    groups = n
+    total = 0
+    for t in range(m):
+        a = label[int(data[2 + 2 * t])]; b = label[int(data[3 + 2 * t])]
+        if a != b:
+            if len(members[a]) < len(members[b]):
+                a, b = b, a
+            for i in members[b]:
+                label[i] = a
+            members[a].extend(members[b])
+            members[b] = []
+            groups -= 1
+        total += groups
+    print(total)
+main()

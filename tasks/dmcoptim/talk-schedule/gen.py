@@ -1,0 +1,10 @@
+"""Random talks, mostly short. argv: seed n horizon"""
+import random, sys
+seed, n, h = map(int, sys.argv[1:4])
+rng = random.Random(seed)
+out = [str(n)]
+for _ in range(n):
+    s = rng.randint(0, h)
+    e = min(h, s + rng.randint(0, max(1, h // rng.choice((10, 100, 1000)))))
+    out.append(f"{s} {e}")
+print("\n".join(out))

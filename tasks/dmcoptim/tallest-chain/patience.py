@@ -1,0 +1,14 @@
+import sys
+from bisect import bisect_left
+def main():
+    data = sys.stdin.buffer.read().split()
+    n = int(data[0])
+    tails = []
+    for v in map(int, data[1:1 + n]):
+        k = bisect_left(tails, v)
+        if k == len(tails):
+            tails.append(v)
+        else:
+            tails[k] = v
+    print(len(tails))
+main()
