@@ -77,7 +77,7 @@ __all__ = [
 
 KINDS = ("stdio", "function", "script", "repo")
 SPLITS = ("public", "hidden", "perf")
-CHECKER_TYPES = ("exact", "lines", "tokens", "float", "program")
+CHECKER_TYPES = ("exact", "lines", "tokens", "float", "lines_unordered", "sets", "program")
 #: verdicts a solution may be expected to get (`Solution.expect`)
 VERDICTS = ("accepted", "wrong_answer", "runtime_error", "timeout", "memory_limit",
             "output_limit", "compile_error")
@@ -215,6 +215,18 @@ def format_path(loc: Iterable[Any]) -> str:
 Loc = tuple  # a path into the document: str keys and int indices
 
 
+class _TaskLoader(yaml.SafeLoader):
+    """SafeLoader that reads YAML 1.2 floats: ``1e-6`` is a float, not the string
+    PyYAML's YAML 1.1 rules make of it (a silent trap for tolerances and answers)."""
+
+
+_TaskLoader.yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_TaskLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"))
+
+
 class _Doc:
     """One YAML document plus what the loader learnt about it: lines, files read, errors."""
 
@@ -251,7 +263,7 @@ class _Doc:
         except (OSError, UnicodeDecodeError) as e:
             self.errors.append(TaskError(self.display, 1, "", f"cannot read: {e}"))
             return False
-        loader = yaml.SafeLoader(text)
+        loader = _TaskLoader(text)
         try:
             node = loader.get_single_node()
             if node is not None:
@@ -503,8 +515,13 @@ class CheckerSpec(_Model):
              tokens -- equal whitespace-separated tokens (stdio default)
              float  -- tokens, numbers equal within abs_tol or rel_tol (function tasks:
                        values compared recursively with the same tolerance)
+             lines_unordered -- the output lines as a multiset (any order)
+             sets   -- line by line, each line compared as a multiset of tokens
              program -- a checker program (`code`, in `language`) decides; see codegym.checkers
     abs_tol, rel_tol  tolerances of `float`
+    seq_lenient   function tasks: a list equals a tuple with the same items (default true,
+                  as LiveCodeBench and EvalPlus compare)
+    strict_types  function tasks: 1 != 1.0 and True != 1 (default false: Python equality)
     code     source of a `program` checker (YAML may give `file: rel/path` instead)
     language language of a `program` checker (default python)
     args     extra argv for a `program` checker
@@ -512,9 +529,11 @@ class CheckerSpec(_Model):
     A bare string in YAML (``checker: tokens``) means ``{type: tokens}``.
     """
 
-    type: Literal["exact", "lines", "tokens", "float", "program"] = "tokens"
+    type: Literal["exact", "lines", "tokens", "float", "lines_unordered", "sets", "program"] = "tokens"
     abs_tol: float = Field(1e-6, ge=0)
     rel_tol: float = Field(1e-6, ge=0)
+    seq_lenient: bool = True
+    strict_types: bool = False
     code: str | None = None
     language: LangName = "python"
     args: list[str] = Field(default_factory=list)
