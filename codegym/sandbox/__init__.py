@@ -1,0 +1,69 @@
+"""Execution sandbox: run untrusted programs under limits and report what happened.
+
+Public names (see /work/shared/DESIGN.md): `make_sandbox`, `Limits`,
+`ExecResult`; also the records `Build`, `RunRequest`, the `Sandbox`
+interface and the language registry (`get_language`, `list_languages`).
+
+    >>> from codegym.sandbox import make_sandbox, Limits
+    >>> sb = make_sandbox("local")
+    >>> r = sb.execute("python", {"main.py": "print(input()[::-1])"}, stdin="abc\\n",
+    ...                limits=Limits(time_s=1, memory_mb=256))
+    >>> (r.status, r.stdout)
+    ('ok', 'cba\\n')
+
+Backends: "local" (this machine: warm fork servers in bubblewrap, see
+`codegym.sandbox.local`), and -- when their modules exist -- "docker" and
+"ray" (a module ``codegym.sandbox.<kind>`` exposing ``create(**kw) -> Sandbox``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+
+from codegym.limits import COMPILE_LIMITS, Limits
+from codegym.sandbox.languages import LanguageSpec, UnknownLanguageError, get_language, list_languages
+from codegym.sandbox.types import STATUSES, Build, ExecResult, RunRequest, Sandbox
+
+_shared: dict[str, Sandbox] = {}
+_shared_lock = threading.Lock()
+
+
+def make_sandbox(kind: str | None = None, **kw) -> Sandbox:
+    """A sandbox backend.
+
+    `kind` defaults to ``$CODEGYM_SANDBOX`` or "local". Without keyword
+    arguments the process-wide shared instance of that kind is returned
+    (created on first use, closed at exit), so calling this repeatedly is
+    cheap; with keyword arguments a new instance is made (the caller closes it).
+    Local keywords: ``workers``, ``isolation`` ("auto" | "bwrap" | "rlimits"), ``python``.
+    """
+    kind = (kind or os.environ.get("CODEGYM_SANDBOX") or "local").lower()
+    if kw:
+        return _create(kind, **kw)
+    with _shared_lock:
+        sb = _shared.get(kind)
+        if sb is None or getattr(sb, "_closed", False):
+            sb = _shared[kind] = _create(kind)
+        return sb
+
+
+def _create(kind: str, **kw) -> Sandbox:
+    if kind == "local":
+        from codegym.sandbox.local import LocalSandbox
+        return LocalSandbox(**kw)
+    try:
+        mod = importlib.import_module(f"codegym.sandbox.{kind}")
+    except ModuleNotFoundError as e:
+        if e.name == f"codegym.sandbox.{kind}":
+            raise ValueError(f"unknown or unavailable sandbox kind {kind!r} (available: local)") from None
+        raise
+    create = getattr(mod, "create", None)
+    if create is None:
+        raise ValueError(f"codegym.sandbox.{kind} does not define create(**kw)")
+    return create(**kw)
+
+
+__all__ = ["make_sandbox", "Limits", "COMPILE_LIMITS", "ExecResult", "Build", "RunRequest", "Sandbox",
+           "STATUSES", "LanguageSpec", "UnknownLanguageError", "get_language", "list_languages"]

@@ -1,0 +1,1059 @@
+"""The local sandbox backend: warm fork servers inside bubblewrap, one per core.
+
+Owns `LocalSandbox` (the `Sandbox` implementation behind
+``make_sandbox("local")``), its worker slots, the host side of the fork-server
+protocol, the build cache, and the decision between the two isolation modes.
+
+    >>> sb = LocalSandbox(workers=2)          # or make_sandbox("local"): shared
+    >>> b = sb.build("c", {"main.c": "int main(void){return 0;}"})
+    >>> [r.status for r in sb.run_many(b, [RunRequest()] * 3)]
+    ['ok', 'ok', 'ok']
+    >>> sb.close()
+
+Shape
+-----
+Each *slot* is one long-lived fork server (``forkserver.py``) started once,
+not per execution.  With bubblewrap (``isolation == "bwrap"``) the server is
+PID 1 of fresh user/pid/net/ipc/uts/cgroup namespaces::
+
+    /usr /lib* /bin /sbin        read-only binds of the host system
+    /etc                         only ld.so.cache, alternatives, localtime, a 3-line passwd/group
+    /box                         the run directory (tmpfs, --size)  <- cwd of every program
+    /tmp, /dev/shm               private tmpfs (--size)
+    /proc, /dev                  the namespace's own; / and /dev are remounted read-only
+    env                          PATH, HOME=/tmp, LANG=C.UTF-8 only (--clearenv)
+
+No network (empty net namespace), no /root, /home, /work or repository, no
+capabilities, no further user namespaces.  When the host runs as root every
+slot runs as its own unprivileged uid (61000 + n, claimed system-wide with an
+abstract socket), because RLIMIT_NPROC is not enforced for root.  After every
+execution the server kills every other process of its namespace, reaps them
+and wipes /box, /tmp and /dev/shm, so runs never see each other.
+
+Without bubblewrap (``isolation == "rlimits"``, or ``CODEGYM_NO_BWRAP=1``) the
+same server runs as a plain process with rlimits only: no filesystem or
+network isolation; the run directory and TMPDIR are private per slot
+directories; it warns once.  As root each slot still has its own uid (so the
+program cannot read other slots, and the server kills every process of that
+uid after a run); as an ordinary user programs run as that user, RLIMIT_NPROC
+is not set (it would count all of the user's processes) and the server, a
+child subreaper, kills the program's process tree.
+
+``CODEGYM_SANDBOX_DEBUG=1`` passes the servers' stderr through to the host's.
+
+Limits
+------
+CPU time (RLIMIT_CPU, whole seconds, plus the verdict when the reported CPU
+time exceeds ``time_s``), wall time (the server kills at ``Limits.wall()``;
+the host has its own deadline a little later), processes (RLIMIT_NPROC, per
+uid and user namespace), file size, open files, output (each stream read
+through a pipe with a cap), disk (``disk_mb`` sizes the run-directory and
+/tmp tmpfs mounts of a slot; a request with another size gets a slot
+restarted with that size).  Memory: the server samples the total resident
+memory of all the program's processes every 5 ms and kills past
+``memory_mb`` (proportional set size when processes share pages), and
+languages with ``limit_address_space`` (Python, JavaScript) also get
+RLIMIT_AS, so that an allocation fails cleanly (MemoryError) before that.
+
+Executions
+----------
+`run` takes a free slot, sends one request frame and reads one answer with a
+host-side deadline (wall limit + margin).  A server that dies, talks garbage
+or misses the deadline is killed with its whole namespace and restarted; the
+request is retried once on a fresh slot.  A request that breaks the server
+twice is the program's doing (runtime_error); one that hangs it is a
+timeout.  `sandbox_error` is reserved for the infrastructure (a slot that
+cannot start, a missing toolchain, a host I/O failure).
+
+Builds are cached by content hash, in memory: sources, and the compiler output
+that comes back over the protocol after compiling *inside* the sandbox.  Every
+request carries the files of its build, so no other build (a reference
+solution, a test generator) is ever reachable from inside a sandbox.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import hashlib
+import json
+import logging
+import math
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from codegym.limits import COMPILE_LIMITS, Limits
+from codegym.sandbox import forkserver as fs
+from codegym.sandbox.classify import RawOutcome, classify, failure
+from codegym.sandbox.languages import (SANDBOX_PATH, LanguageSpec,
+                                       get_language, list_languages, python_path)
+from codegym.sandbox.types import Build, ExecResult, RunRequest, Sandbox
+
+log = logging.getLogger("codegym.sandbox")
+
+#: first uid tried for slots when the host runs as root
+UID_BASE = 61000
+UID_RANGE = 4000
+#: extra seconds the host waits beyond the wall limit before declaring the server hung
+HOST_MARGIN_S = 2.0
+#: seconds a slot may take to start and say ready
+START_TIMEOUT_S = 20.0
+#: builds kept in memory before the least recently used are dropped (a dropped Build
+#: object still runs: it carries its files)
+MAX_BUILDS = 2048
+MAX_BUILD_BYTES = 256 << 20
+#: a compile may run in any slot whose run directory has at least this much room
+MIN_COMPILE_DISK_MB = 64
+
+_SERVER_SOURCE = Path(fs.__file__).read_bytes()
+#: the command line runs only this; the server's source follows on its stdin
+#: (length-prefixed), so that nothing outside the sandbox has to be readable inside it
+_BOOTSTRAP = ("import os\n"
+              "def _r(n):\n"
+              " b = bytearray()\n"
+              " while len(b) < n:\n"
+              "  c = os.read(0, n - len(b))\n"
+              "  if not c: raise SystemExit(1)\n"
+              "  b += c\n"
+              " return bytes(b)\n"
+              "exec(compile(_r(int.from_bytes(_r(4), 'big')), 'codegym-forkserver', 'exec'),"
+              " {'__name__': '__main__'})\n")
+_warned_rlimits = False
+_warn_lock = threading.Lock()
+
+
+class _SlotBroken(Exception):
+    """The server died or said something that is not a valid answer."""
+
+
+class _SlotHung(_SlotBroken):
+    """The server did not answer before the host deadline."""
+
+
+class _SlotStartError(Exception):
+    """A slot could not be started (infrastructure)."""
+
+
+# --------------------------------------------------------------------------- isolation
+
+@functools.lru_cache(maxsize=None)
+def _bwrap_features() -> frozenset[str]:
+    try:
+        out = subprocess.run(["bwrap", "--help"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return frozenset()
+    return frozenset(f for f in ("--disable-userns", "--size", "--remount-ro", "--as-pid-1",
+                                 "--die-with-parent", "--clearenv", "--perms") if f in out)
+
+
+def _warn_rlimits(reason: str) -> None:
+    global _warned_rlimits
+    with _warn_lock:
+        if not _warned_rlimits:
+            _warned_rlimits = True
+            log.warning("codegym sandbox: %s; programs run with rlimits only (no filesystem, "
+                        "network or process-namespace isolation)", reason)
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(key: str, message: str) -> None:
+    with _warn_lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    log.warning(message)
+
+
+def bwrap_available() -> bool:
+    """True when bubblewrap is installed with the features the local backend needs."""
+    need = {"--size", "--remount-ro", "--as-pid-1", "--die-with-parent", "--clearenv"}
+    return shutil.which("bwrap") is not None and need <= _bwrap_features()
+
+
+def _claim_uid() -> tuple[int, socket.socket]:
+    """An unprivileged uid no other slot on this machine uses, held by an abstract socket."""
+    for uid in range(UID_BASE, UID_BASE + UID_RANGE):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.bind(f"\0codegym-sandbox-uid-{uid}")
+            return uid, s
+        except OSError:
+            s.close()
+    raise _SlotStartError("no free sandbox uid")
+
+
+def _kill_uid(uid: int) -> None:
+    """Kill every process of `uid` (host is root; used in the rlimits mode only)."""
+    for _ in range(5):
+        found = False
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                if os.stat(f"/proc/{d}").st_uid == uid:
+                    os.kill(int(d), signal.SIGKILL)
+                    found = True
+            except OSError:
+                pass
+        if not found:
+            return
+        time.sleep(0.01)
+
+
+def _proc_start(pid: int) -> str | None:
+    """A process's start time (distinguishes a live pid from a reused one)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _instance_dir() -> str:
+    """A fresh directory for one sandbox instance, under one root per host user.
+
+    Named after the owning process (pid and start time), so that directories of
+    processes that died without close() (killed, or forked children that left
+    through os._exit) are found and removed by the next instance.
+    """
+    root = os.path.join(tempfile.gettempdir(), f"codegym-sandbox-{os.getuid()}")
+    os.makedirs(root, mode=0o711, exist_ok=True)
+    st = os.lstat(root)
+    if not os.path.isdir(root) or os.path.islink(root) or st.st_uid != os.getuid():
+        raise RuntimeError(f"{root} is not a directory owned by this user")
+    os.chmod(root, 0o711)  # slot uids traverse it to reach the build store
+    for name in os.listdir(root):
+        try:
+            pid, start, _ = name.split("-", 2)
+            alive = _proc_start(int(pid)) == start
+        except ValueError:
+            alive = False
+        if not alive:
+            _rmtree(os.path.join(root, name))
+    me = os.getpid()
+    d = tempfile.mkdtemp(prefix=f"{me}-{_proc_start(me)}-", dir=root)
+    os.chmod(d, 0o711)
+    return d
+
+
+def _rmtree(path: str) -> None:
+    """Remove a directory tree that programs may have made hard to remove (chmod 000).
+
+    Permissions are only ever changed *inside* the tree, never on its parent.
+    """
+    path = os.path.abspath(path)
+    if not os.path.lexists(path):
+        return
+
+    def onerror(func, p, exc):
+        if isinstance(exc[1], FileNotFoundError):
+            return
+        parent = os.path.dirname(p)
+        try:
+            if parent.startswith(path + "/") or parent == path:
+                os.chmod(parent, 0o700)
+            if p != path and not os.path.islink(p) and os.path.isdir(p):
+                os.chmod(p, 0o700)
+                shutil.rmtree(p, ignore_errors=True)
+            elif p != path:
+                os.unlink(p)
+        except OSError:
+            pass
+    try:
+        shutil.rmtree(path, onerror=onerror)
+    except RecursionError:
+        pass
+    if os.path.lexists(path):
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", path], check=False,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+# --------------------------------------------------------------------------- host side of the protocol
+
+class _Conn:
+    """Frames over a pair of non-blocking pipe descriptors, every wait bounded by a deadline."""
+
+    def __init__(self, wfd: int, rfd: int):
+        self.wfd, self.rfd = wfd, rfd
+        os.set_blocking(wfd, False)
+        os.set_blocking(rfd, False)
+        self.buf = bytearray()
+
+    def _wait(self, fd: int, ev: int, deadline: float) -> None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _SlotHung("the sandbox server did not answer in time")
+        p = select.poll()
+        p.register(fd, ev)
+        if not p.poll(max(1, int(left * 1000))):
+            raise _SlotHung("the sandbox server did not answer in time")
+
+    def send(self, bufs: list[bytes], deadline: float) -> None:
+        views = [memoryview(b) for b in bufs if len(b)]
+        while views:
+            try:
+                n = os.writev(self.wfd, views[:64])
+            except BlockingIOError:
+                self._wait(self.wfd, select.POLLOUT, deadline)
+                continue
+            except (BrokenPipeError, ConnectionResetError, OSError) as e:
+                raise _SlotBroken(f"sandbox server pipe closed: {e}") from None
+            while n and views:
+                if n >= len(views[0]):
+                    n -= len(views[0])
+                    views.pop(0)
+                else:
+                    views[0] = views[0][n:]
+                    n = 0
+
+    def _need(self, n: int, deadline: float) -> None:
+        while len(self.buf) < n:
+            try:
+                data = os.read(self.rfd, max(fs.CHUNK, n - len(self.buf)))
+            except BlockingIOError:
+                self._wait(self.rfd, select.POLLIN, deadline)
+                continue
+            except OSError as e:
+                raise _SlotBroken(f"sandbox server pipe failed: {e}") from None
+            if not data:
+                raise _SlotBroken("the sandbox server exited")
+            self.buf += data
+
+    def recv(self, deadline: float, max_blobs: int, max_blob: Callable[[int], int]) -> tuple[dict, list[bytes]]:
+        """One frame; sizes are checked before anything is allocated (the server is untrusted)."""
+        self._need(fs.HEADER.size, deadline)
+        magic, n = fs.HEADER.unpack_from(self.buf)
+        if magic != fs.MAGIC or n > fs.MAX_HEADER:
+            raise _SlotBroken("garbage from the sandbox server")
+        self._need(fs.HEADER.size + n, deadline)
+        try:
+            hdr = json.loads(bytes(self.buf[fs.HEADER.size:fs.HEADER.size + n]))
+        except ValueError:
+            raise _SlotBroken("garbage from the sandbox server") from None
+        del self.buf[:fs.HEADER.size + n]
+        if not isinstance(hdr, dict):
+            raise _SlotBroken("garbage from the sandbox server")
+        lens = hdr.get("blobs", [])
+        if (not isinstance(lens, list) or len(lens) > max_blobs
+                or not all(isinstance(x, int) and 0 <= x <= max_blob(i) for i, x in enumerate(lens))):
+            raise _SlotBroken("oversized or malformed answer from the sandbox server")
+        blobs = []
+        for x in lens:
+            self._need(x, deadline)
+            blobs.append(bytes(self.buf[:x]))
+            del self.buf[:x]
+        return hdr, blobs
+
+
+# --------------------------------------------------------------------------- one slot
+
+class _Slot:
+    """One fork server: started lazily, restarted after any failure."""
+
+    def __init__(self, sb: "LocalSandbox", index: int):
+        self.sb = sb
+        self.index = index
+        self.proc: subprocess.Popen | None = None
+        self.conn: _Conn | None = None
+        self.disk_mb = 0
+        self.uid: int | None = None
+        self.uid_lock: socket.socket | None = None
+        self.pid1 = False
+        self.dir = os.path.join(sb._dir, f"slot{index}")
+
+    # ----- lifecycle
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def fits(self, disk_mb: int, phase: str) -> bool:
+        """Whether this running slot can serve a request without a restart.
+
+        The run directory and /tmp are tmpfs mounts sized when the slot starts, so a
+        run needs a slot of exactly its disk_mb; a compiler takes any slot that is
+        not tiny (compilers are trusted with the slot's size).
+        """
+        if not self.alive:
+            return False
+        if phase == "compile":
+            return self.disk_mb >= min(disk_mb, MIN_COMPILE_DISK_MB)
+        return self.disk_mb == disk_mb
+
+    def ensure(self, disk_mb: int, phase: str = "run") -> None:
+        if self.fits(disk_mb, phase):
+            return
+        self.stop()
+        self.start(disk_mb)
+
+    def start(self, disk_mb: int) -> None:
+        sb = self.sb
+        if sb._root and self.uid is None:
+            self.uid, self.uid_lock = _claim_uid()
+        try:
+            argv, env, cwd = (self._bwrap_cmd(disk_mb) if sb.isolation == "bwrap"
+                              else self._plain_cmd())
+        except OSError as e:
+            raise _SlotStartError(f"cannot prepare sandbox slot: {e}") from None
+        kw: dict = {}
+        if sb._root:
+            kw = {"user": self.uid, "group": self.uid, "extra_groups": []}
+        # PR_SET_PDEATHSIG (bwrap --die-with-parent, and the server itself) fires when
+        # the *thread* that forked exits, so every slot is spawned by one long-lived thread
+        fut = sb._spawner.submit(subprocess.Popen, argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=None if os.environ.get("CODEGYM_SANDBOX_DEBUG") else subprocess.DEVNULL,
+                                 env=env, cwd=cwd, start_new_session=True, close_fds=True, **kw)
+        try:
+            self.proc = fut.result()
+        except (OSError, subprocess.SubprocessError) as e:
+            raise _SlotStartError(f"cannot start sandbox slot: {e}") from None
+        self.conn = _Conn(self.proc.stdin.fileno(), self.proc.stdout.fileno())
+        self.disk_mb = disk_mb
+        try:
+            deadline = time.monotonic() + START_TIMEOUT_S
+            self.conn.send([len(_SERVER_SOURCE).to_bytes(4, "big"), _SERVER_SOURCE], deadline)
+            hdr, _ = self.conn.recv(deadline, 0, lambda i: 0)
+        except _SlotBroken as e:
+            self.stop()
+            raise _SlotStartError(f"sandbox slot did not start ({e}); "
+                                  f"isolation={sb.isolation}") from None
+        if hdr.get("op") != "ready" or hdr.get("protocol") != fs.PROTOCOL:
+            self.stop()
+            raise _SlotStartError("sandbox slot answered with an unexpected handshake")
+        self.pid1 = hdr.get("pid") == 1
+        if not hdr.get("seccomp"):
+            _warn_once("seccomp", "codegym sandbox: no seccomp filter on this machine; programs may "
+                       "leave kernel objects (keyrings, System V IPC) behind between executions")
+        with sb._lock:
+            sb.stats["slot_starts"] += 1
+
+    def _common_cfg(self) -> dict:
+        return {"keep_stderr": bool(os.environ.get("CODEGYM_SANDBOX_DEBUG"))}
+
+    def _bwrap_cmd(self, disk_mb: int) -> tuple[list[str], dict, str]:
+        sb = self.sb
+        size = str(disk_mb << 20)
+        shm = str(min(disk_mb, 64) << 20)
+        a = ["bwrap", "--unshare-all", "--unshare-user", "--as-pid-1", "--die-with-parent",
+             "--new-session", "--hostname", "sandbox"]
+        if "--disable-userns" in _bwrap_features():
+            a.append("--disable-userns")
+        a += ["--ro-bind", "/usr", "/usr"]
+        for top in ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"):
+            if os.path.islink(top):
+                a += ["--symlink", os.readlink(top), top]
+            elif os.path.isdir(top):
+                a += ["--ro-bind", top, top]
+        for f in ("/etc/ld.so.cache", "/etc/ld.so.conf"):
+            if os.path.exists(f):
+                a += ["--ro-bind", f, f]
+        if os.path.isdir("/etc/alternatives"):
+            a += ["--ro-bind", "/etc/alternatives", "/etc/alternatives"]
+        if os.path.islink("/etc/localtime"):
+            a += ["--symlink", os.readlink("/etc/localtime"), "/etc/localtime"]
+        passwd, group = self._etc_files()
+        a += ["--ro-bind", passwd, "/etc/passwd", "--ro-bind", group, "/etc/group"]
+        for src in sb._extra_binds:
+            a += ["--ro-bind", src, src]
+        a += ["--proc", "/proc", "--dev", "/dev",
+              "--size", shm, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+              "--size", size, "--tmpfs", "/tmp",
+              "--size", size, "--tmpfs", "/box",
+              "--remount-ro", "/", "--chdir", "/box",
+              "--clearenv", "--setenv", "PATH", sb._sandbox_path, "--setenv", "HOME", "/tmp",
+              "--setenv", "LANG", "C.UTF-8"]
+        cfg = {"box": "/box", "wipe": ["/tmp", "/dev/shm"], "kill_all": True,
+               **self._common_cfg()}
+        a += [sb._python, "-I", "-S", "-c", _BOOTSTRAP, json.dumps(cfg)]
+        return a, {"PATH": SANDBOX_PATH}, "/"
+
+    def _etc_files(self) -> tuple[str, str]:
+        uid = self.uid if self.uid is not None else os.getuid()
+        gid = self.uid if self.uid is not None else os.getgid()
+        d = os.path.join(self.sb._dir, "etc")
+        os.makedirs(d, mode=0o755, exist_ok=True)
+        passwd = os.path.join(d, f"passwd{self.index}")
+        group = os.path.join(d, f"group{self.index}")
+        with open(passwd, "w") as f:
+            f.write(f"root:x:0:0:root:/root:/bin/sh\nsandbox:x:{uid}:{gid}:sandbox:/tmp:/bin/sh\n"
+                    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
+        with open(group, "w") as f:
+            f.write(f"root:x:0:\nsandbox:x:{gid}:\nnogroup:x:65534:\n")
+        os.chmod(passwd, 0o644)
+        os.chmod(group, 0o644)
+        return passwd, group
+
+    def _plain_cmd(self) -> tuple[list[str], dict, str]:
+        sb = self.sb
+        box = os.path.join(self.dir, "box")
+        tmp = os.path.join(self.dir, "tmp")
+        for d in (self.dir, box, tmp):
+            os.makedirs(d, exist_ok=True)
+            if self.uid is not None:
+                os.chown(d, self.uid, self.uid)
+            os.chmod(d, 0o700)
+        if self.uid is not None:
+            os.chown(self.dir, 0, 0)
+            os.chmod(self.dir, 0o755)
+            _kill_uid(self.uid)  # strays of a crashed earlier owner of this uid
+        cfg = {"box": box, "wipe": [tmp],
+               # kill(-1) is only safe as a uid that belongs to this slot alone
+               "kill_all": self.uid is not None, **self._common_cfg()}
+        env = {"PATH": sb._sandbox_path, "HOME": tmp, "TMPDIR": tmp, "LANG": "C.UTF-8"}
+        return [sb._python, "-I", "-S", "-c", _BOOTSTRAP, json.dumps(cfg)], env, box
+
+    def stop(self) -> None:
+        p = self.proc
+        self.proc = None
+        self.conn = None
+        if p is None:
+            return
+        try:
+            os.kill(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for f in (p.stdin, p.stdout):
+            try:
+                if f:
+                    f.close()
+            except OSError:
+                pass
+        if self.sb.isolation == "rlimits" and self.uid is not None:
+            _kill_uid(self.uid)
+
+    def release_uid(self) -> None:
+        if self.uid_lock is not None:
+            self.uid_lock.close()
+            self.uid_lock = None
+            self.uid = None
+
+    # ----- one request
+
+    def call(self, header: dict, blobs: list[bytes], wall_s: float, max_out: int,
+             max_collect: int, n_collect: int) -> tuple[dict, list[bytes]]:
+        assert self.conn is not None
+        frame = fs.pack_frame(header, blobs)
+        size = sum(len(b) for b in frame)
+        # writing is bounded by the server's reading speed (~1 GB/s); be generous
+        self.conn.send(frame, time.monotonic() + 30.0 + size / 50e6)
+        deadline = time.monotonic() + wall_s + HOST_MARGIN_S + 0.1 * wall_s
+
+        def max_blob(i: int) -> int:
+            return max_out if i < 2 else max_collect
+        hdr, out = self.conn.recv(deadline, 2 + n_collect, max_blob)
+        if hdr.get("op") != "result" or hdr.get("id") != header.get("id"):
+            raise _SlotBroken("the sandbox server answered out of turn")
+        return hdr, out
+
+
+# --------------------------------------------------------------------------- build store
+
+@dataclass
+class _BuildFiles:
+    """`Build.artifacts` of the local backend: every file a run lays out (sources and
+    compiler output) with its mode, kept in memory and sent with each request."""
+
+    files: dict[str, tuple[bytes, int]]
+
+
+def _build_size(b: Build) -> int:
+    n = sum(len(v) for v in b.files.values())
+    if isinstance(b.artifacts, _BuildFiles):
+        n += sum(len(d) for rel, (d, _) in b.artifacts.files.items() if rel not in b.files)
+    return n
+
+
+def _norm_files(files: Mapping[str, str | bytes]) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for k, v in files.items():
+        try:
+            fs._safe_rel(k)
+        except ValueError:
+            raise ValueError(f"invalid file path {k!r}: paths must be relative, without '..'") from None
+        out[k] = v.encode() if isinstance(v, str) else bytes(v)
+    return out
+
+
+def _key(spec: LanguageSpec, files: Mapping[str, bytes]) -> str:
+    h = hashlib.sha256(spec.fingerprint().encode())
+    for k in sorted(files):
+        h.update(b"\0F" + k.encode() + b"\0" + len(files[k]).to_bytes(8, "big") + files[k])
+    return h.hexdigest()[:32]
+
+
+# --------------------------------------------------------------------------- the sandbox
+
+class LocalSandbox(Sandbox):
+    """Fork-server slots on this machine; see the module docstring.
+
+    workers    number of slots (default: os.cpu_count())
+    isolation  "auto" (bwrap when usable, else rlimits with a warning), "bwrap" or "rlimits";
+               CODEGYM_NO_BWRAP=1 forces "rlimits"
+    python     interpreter for the fork servers and Python programs (default: python_path())
+
+    `stats` counts compiles, build cache hits, executions and slot starts.
+    """
+
+    def __init__(self, workers: int | None = None, isolation: str = "auto",
+                 python: str | None = None):
+        self.workers = max(1, int(workers or os.cpu_count() or 1))
+        self._python = python or python_path()
+        if not os.path.isfile(self._python):
+            raise RuntimeError(f"the sandbox needs a Python interpreter at {self._python} "
+                               "(set CODEGYM_PYTHON)")
+        if isolation not in ("auto", "bwrap", "rlimits"):
+            raise ValueError(f"isolation must be auto, bwrap or rlimits, not {isolation!r}")
+        if os.environ.get("CODEGYM_NO_BWRAP", "") not in ("", "0"):
+            isolation = "rlimits"
+        requested = isolation
+        if isolation in ("auto", "bwrap"):
+            if bwrap_available():
+                isolation = "bwrap"
+            elif isolation == "bwrap":
+                raise RuntimeError("isolation='bwrap' requested but bubblewrap (bwrap >= 0.5) is not usable")
+            else:
+                _warn_rlimits("bubblewrap (bwrap) is not installed")
+                isolation = "rlimits"
+        else:
+            _warn_rlimits("rlimits mode requested (CODEGYM_NO_BWRAP or isolation='rlimits')")
+        self.isolation = isolation
+        self._root = os.geteuid() == 0
+        self.stats: collections.Counter = collections.Counter()
+        self._closed = False
+        self._init_state()
+        if isolation == "bwrap":
+            # a bwrap that cannot create namespaces (e.g. inside some containers) is found
+            # at the first slot start; fall back once, loudly, rather than fail every run
+            slot = self._lazy.pop()
+            error = None
+            for _ in range(2):  # a slow machine is not a reason to give up isolation
+                try:
+                    slot.start(Limits().disk_mb)
+                    self._free.append(slot)
+                    error = None
+                    break
+                except _SlotStartError as e:
+                    slot.stop()
+                    error = e
+            if error is not None:
+                self._lazy.append(slot)
+                if requested == "bwrap":
+                    self.close()
+                    raise RuntimeError(f"isolation='bwrap' requested but bubblewrap failed: {error}")
+                _warn_rlimits(f"bubblewrap is installed but failed ({error})")
+                self.isolation = "rlimits"
+
+    # ----- state (re-created in a forked child)
+
+    def _init_state(self) -> None:
+        self._pid = os.getpid()
+        self._dir = _instance_dir()
+        self._spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="codegym-sandbox-spawn")
+        self._slots = [_Slot(self, i) for i in range(self.workers)]
+        self._free: list[_Slot] = []
+        self._cond = threading.Condition()
+        self._build_cache: collections.OrderedDict[str, Build] = collections.OrderedDict()
+        self._build_locks: dict[str, threading.Lock] = {}
+        self._build_bytes = 0
+        self._lock = threading.Lock()
+        self._ids = 0
+        self._extra_binds, self._sandbox_path = self._toolchain_binds()
+        self._finalizer = weakref.finalize(self, _cleanup, self._slots, self._dir, self._spawner)
+        # slots start lazily, when first taken
+        self._lazy = list(reversed(self._slots))
+
+    def _toolchain_binds(self) -> tuple[list[str], str]:
+        """Install prefixes of toolchains outside the system dirs, and the sandbox PATH."""
+        binds: list[str] = []
+        path = SANDBOX_PATH.split(":")
+        system = ("/usr/", "/bin/", "/sbin/", "/lib")
+        forbidden = ("/root", "/home", "/work", "/tmp", "/proc", "/sys", "/dev", "/etc", "/var", "/run")
+        tools = [self._python]
+        for spec in list_languages():
+            tools += [p for p in spec.tool_paths().values() if p]
+        for t in tools:
+            real = os.path.realpath(t)
+            for p, d in ((real, os.path.dirname(real)), (t, os.path.dirname(t))):
+                if p.startswith(system):
+                    continue
+                prefix = os.path.dirname(d) or d
+                if prefix in ("/", "") or prefix.startswith(forbidden):
+                    continue
+                if prefix not in binds:
+                    binds.append(prefix)
+            if os.path.dirname(t) not in path and not t.startswith(system):
+                path.append(os.path.dirname(t))
+        return binds, ":".join(path)
+
+    def _check_fork(self) -> None:
+        if self._closed:
+            raise RuntimeError("the sandbox is closed")
+        if os.getpid() != self._pid:
+            # a forked child must not talk to its parent's servers nor remove its store:
+            # drop the inherited handles (the parent keeps its own) and start afresh
+            self._finalizer.detach()
+            for s in self._slots:
+                for f in (s.proc.stdin, s.proc.stdout) if s.proc else ():
+                    try:
+                        f.close()
+                    except OSError:
+                        pass
+                if s.uid_lock is not None:
+                    s.uid_lock.close()
+            self._init_state()
+
+    # ----- slots
+
+    def _take(self, disk_mb: int, phase: str) -> _Slot:
+        """A free slot, preferring one that needs no restart for this request."""
+        with self._cond:
+            while True:
+                if self._closed:
+                    raise RuntimeError("the sandbox is closed")
+                for i in range(len(self._free) - 1, -1, -1):  # most recently used first
+                    if self._free[i].fits(disk_mb, phase):
+                        return self._free.pop(i)
+                if self._lazy:
+                    return self._lazy.pop()
+                if self._free:
+                    return self._free.pop()
+                self._cond.wait()
+
+    def _give(self, slot: _Slot) -> None:
+        with self._cond:
+            self._free.append(slot)
+            self._cond.notify()
+
+    def _next_id(self) -> int:
+        with self._lock:
+            self._ids += 1
+            return self._ids
+
+    def _dispatch(self, header: dict, blobs: list[bytes], limits: Limits, phase: str,
+                  max_collect: int = 0, n_collect: int = 0) -> tuple[ExecResult, list[tuple[str, bytes, int]]]:
+        """Run one request on some slot, with restart/retry; classify the answer."""
+        self._check_fork()
+        last = ""
+        for attempt in range(2):
+            slot = self._take(limits.disk_mb, phase)
+            try:
+                try:
+                    slot.ensure(limits.disk_mb, phase)
+                except _SlotStartError as e:
+                    last = str(e)
+                    continue
+                header["id"] = self._next_id()
+                try:
+                    hdr, out = slot.call(header, blobs, limits.wall(), limits.output_bytes,
+                                         max_collect, n_collect)
+                except _SlotHung:
+                    slot.stop()
+                    with self._lock:
+                        self.stats["slot_restarts"] += 1
+                    return failure("timeout", "wall-clock limit exceeded: the sandbox supervisor "
+                                   "stopped answering and was restarted", phase=phase,
+                                   wall_s=limits.wall()), []
+                except _SlotBroken as e:
+                    slot.stop()
+                    with self._lock:
+                        self.stats["slot_restarts"] += 1
+                    last = str(e)
+                    if attempt == 0:
+                        continue  # maybe a fluke of the infrastructure: once more on a fresh slot
+                    return failure("runtime_error", f"the program broke the sandbox supervisor ({e})",
+                                   phase=phase), []
+                if hdr.get("dirty"):
+                    slot.stop()  # could not wipe: start clean next time
+                try:
+                    return self._result(hdr, out, limits, phase, n_collect)
+                except _SlotBroken as e:
+                    slot.stop()
+                    last = str(e)
+                    # an error before the program started is the infrastructure's
+                    if attempt == 0 or hdr.get("ran") is not True:
+                        continue
+                    return failure("runtime_error", f"the program broke the sandbox supervisor ({e})",
+                                   phase=phase), []
+            finally:
+                self._give(slot)
+        return failure("sandbox_error", f"sandbox infrastructure failure: {last}", phase=phase), []
+
+    def _result(self, hdr: dict, out: list[bytes], limits: Limits, phase: str,
+                n_collect: int) -> tuple[ExecResult, list[tuple[str, bytes, int]]]:
+        """Validate an answer (untrusted) and classify it."""
+        if hdr.get("error") is not None:
+            raise _SlotBroken(f"sandbox server: {str(hdr['error'])[:500]}")
+        if len(out) < 2:
+            raise _SlotBroken("answer without output streams")
+
+        def opt_int(v):
+            if v is None or (isinstance(v, int) and not isinstance(v, bool)):
+                return v
+            raise _SlotBroken("malformed answer")
+
+        def num(v):
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0:
+                return float(v)
+            raise _SlotBroken("malformed answer")
+        killed = hdr.get("killed")
+        if killed not in (None, "wall", "output", "memory"):
+            raise _SlotBroken("malformed answer")
+        xe = hdr.get("exec_error")
+        if xe is not None and not isinstance(xe, str):
+            raise _SlotBroken("malformed answer")
+        raw = RawOutcome(exit_code=opt_int(hdr.get("exit_code")), signal=opt_int(hdr.get("signal")),
+                         cpu_s=num(hdr.get("cpu_s")), wall_s=num(hdr.get("wall_s")),
+                         maxrss_kb=int(num(hdr.get("maxrss_kb"))), killed=killed,
+                         out_trunc=bool(hdr.get("out_trunc")), err_trunc=bool(hdr.get("err_trunc")),
+                         exec_error=xe[:2000] if xe else None)
+        res = classify(raw, out[0], out[1], limits, phase=phase)
+        with self._lock:
+            self.stats["executions"] += 1
+        collected = []
+        col = hdr.get("collected", [])
+        if not isinstance(col, list):
+            raise _SlotBroken("malformed answer")
+        for item in col[:n_collect]:
+            if (not isinstance(item, list) or len(item) != 3 or not isinstance(item[0], str)
+                    or not isinstance(item[1], int) or not 2 <= item[1] < len(out)
+                    or not isinstance(item[2], int)):
+                raise _SlotBroken("malformed answer")
+            try:
+                fs._safe_rel(item[0])
+            except ValueError:
+                raise _SlotBroken("malformed answer") from None
+            collected.append((item[0], out[item[1]], item[2] & 0o755))
+        return res, collected
+
+    # ----- limits -> request
+
+    def _rlimits(self, spec: LanguageSpec, limits: Limits, wrapper: bool = False,
+                 phase: str = "run") -> dict:
+        mib = 1 << 20
+        as_mb = limits.memory_mb + spec.as_overhead_mb
+        # programs of languages that do not want an address-space limit (C, C++: a failed
+        # malloc would be a segfault, not a memory verdict) are held by resident memory only
+        use_as = not wrapper and (spec.limit_address_space or phase == "compile")
+        nproc = None
+        if self.isolation == "bwrap" or self._root:
+            # the server and the program itself count too (per uid, per user namespace)
+            nproc = limits.processes + spec.extra_processes + 2
+        return {
+            "cpu": max(1, math.ceil(limits.time_s)),
+            "wall": limits.wall(),
+            "as": as_mb * mib if use_as else None,
+            "rss": limits.memory_mb * mib,
+            "nproc": nproc,
+            "fsize": limits.file_size_mb * mib,
+            "nofile": limits.open_files,
+            # C/C++ programs get the whole memory as stack (like most judges); runtimes that
+            # start threads would reserve that much per thread, so they keep the default
+            "stack": (min(limits.memory_mb, 1024) * mib) if spec.as_overhead_mb == 0 else 8 * mib,
+            "out": limits.output_bytes,
+        }
+
+    # ----- Sandbox API
+
+    def build(self, language: str, files: Mapping[str, str | bytes],
+              limits: Limits | None = None) -> Build:
+        """Lay out and (for compiled languages) compile `files` inside the sandbox; cached."""
+        spec = get_language(language)
+        try:
+            norm = _norm_files(files)
+        except ValueError as e:
+            return Build(language=spec.name, key="", ok=False, files={},
+                         result=failure("compile_error", str(e), phase="compile"))
+        key = _key(spec, norm)
+        self._check_fork()
+        if not spec.available():
+            return Build(language=spec.name, key=key, ok=False, files=norm,
+                         result=failure("sandbox_error", spec.missing_message(), phase="compile"))
+        self._check_fork()
+        with self._lock:
+            lock = self._build_locks.setdefault(key, threading.Lock())
+        with lock:
+            with self._lock:
+                b = self._build_cache.get(key)
+                if b is not None:
+                    self._build_cache.move_to_end(key)
+                    self.stats["build_cache_hits"] += 1  # (under the lock)
+                    return b
+            b = self._make_build(spec, key, norm, limits or COMPILE_LIMITS)
+            with self._lock:
+                self._build_cache[key] = b
+                self._build_bytes += _build_size(b)
+                while len(self._build_cache) > 1 and (len(self._build_cache) > MAX_BUILDS
+                                                      or self._build_bytes > MAX_BUILD_BYTES):
+                    old, ob = self._build_cache.popitem(last=False)
+                    self._build_bytes -= _build_size(ob)
+                    self._build_locks.pop(old, None)
+            return b
+
+    def _make_build(self, spec: LanguageSpec, key: str, files: dict[str, bytes], climits: Limits) -> Build:
+        layout = {rel: (data, 0o644) for rel, data in files.items()}
+        if not spec.compiled:
+            return Build(language=spec.name, key=key, ok=True, files=files, artifacts=_BuildFiles(layout))
+        with self._lock:
+            self.stats["compiles"] += 1
+        max_collect = climits.file_size_mb << 20
+        header, blobs = self._files_header(layout, {})
+        header.update({"op": "run", "exec": spec.compile_argv(climits.memory_mb), "env": dict(spec.env),
+                       "limits": self._rlimits(spec, climits, phase="compile"),
+                       "collect": list(spec.artifacts), "collect_max": max_collect * max(1, len(spec.artifacts))})
+        res, collected = self._dispatch(header, blobs, climits, "compile", max_collect, len(spec.artifacts))
+        got = {rel: (data, mode) for rel, data, mode in collected}
+        if res.status == "ok" and not all(a in got for a in spec.artifacts):
+            res.status = "compile_error"
+            res.message = "the compiler did not produce " + ", ".join(a for a in spec.artifacts if a not in got)
+        if res.status != "ok":
+            return Build(language=spec.name, key=key, ok=False, files=files, result=res)
+        for rel, (data, mode) in got.items():
+            layout[rel] = (data, 0o755 if mode & 0o111 else 0o644)
+        return Build(language=spec.name, key=key, ok=True, files=files, result=res,
+                     artifacts=_BuildFiles(layout))
+
+    @staticmethod
+    def _files_header(layout: Mapping[str, tuple[bytes, int]],
+                      extra: Mapping[str, bytes]) -> tuple[dict, list[bytes]]:
+        """Every file of a run travels with its request: no store of other builds is
+        reachable from inside the sandbox (a program could read reference solutions)."""
+        blobs: list[bytes] = []
+        fl = []
+        for rel, (data, mode) in layout.items():
+            if rel not in extra:
+                fl.append([rel, len(blobs), mode])
+                blobs.append(data)
+        for rel, data in extra.items():
+            fl.append([rel, len(blobs), 0o644])
+            blobs.append(data)
+        return {"files": fl}, blobs
+
+    def _request(self, build: Build, stdin: str | bytes, limits: Limits, argv: Sequence[str],
+                 extra_files: Mapping[str, str | bytes] | None,
+                 wrapper: Sequence[str] | None) -> tuple[dict, list[bytes]]:
+        spec = get_language(build.language)
+        art = build.artifacts
+        if not isinstance(art, _BuildFiles):
+            raise ValueError("this build was not made by a LocalSandbox")
+        extra = _norm_files(extra_files) if extra_files else {}
+        header, blobs = self._files_header(art.files, extra)
+        header.update({"op": "run", "limits": self._rlimits(spec, limits, wrapper=bool(wrapper)),
+                       "env": dict(spec.env)})
+        if spec.main_file not in extra:
+            header["build"] = build.key  # lets the server reuse the compiled main module
+        data = stdin.encode() if isinstance(stdin, str) else bytes(stdin)
+        if data:
+            header["stdin"] = len(blobs)
+            blobs.append(data)
+        args = [str(a) for a in argv]
+        if spec.inprocess == "python" and not wrapper:
+            header["python"] = {"main": spec.main_file, "argv": args}
+        else:
+            header["exec"] = [*(wrapper or ()), *spec.run_argv(limits.memory_mb), *args]
+        return header, blobs
+
+    def run(self, build: Build, stdin: str | bytes = "", limits: Limits | None = None,
+            argv: Sequence[str] = (), extra_files: Mapping[str, str | bytes] | None = None,
+            wrapper: Sequence[str] | None = None) -> ExecResult:
+        if not build.ok:
+            assert build.result is not None
+            return build.result
+        self._check_fork()
+        limits = limits or Limits()
+        try:
+            header, blobs = self._request(build, stdin, limits, argv, extra_files, wrapper)
+        except ValueError as e:
+            return failure("runtime_error", str(e))
+        res, _ = self._dispatch(header, blobs, limits, "run")
+        return res
+
+    def run_many(self, build: Build, requests: Sequence[RunRequest], limits: Limits | None = None,
+                 stop: Callable[[int, ExecResult], bool] | None = None) -> list[ExecResult | None]:
+        n = len(requests)
+        results: list[ExecResult | None] = [None] * n
+        if n == 0:
+            return results
+        state = {"next": 0, "stop": False, "error": None}
+        lock = threading.Lock()
+
+        def worker() -> None:
+            while True:
+                with lock:
+                    if state["stop"] or state["next"] >= n:
+                        return
+                    i = state["next"]
+                    state["next"] += 1
+                req = requests[i]
+                try:
+                    r = self.run(build, stdin=req.stdin, limits=req.limits or limits, argv=req.argv,
+                                 extra_files=req.extra_files)
+                except BaseException as e:  # surfaced in the caller's thread
+                    with lock:
+                        state["stop"] = True
+                        state["error"] = state["error"] or e
+                    return
+                with lock:
+                    results[i] = r
+                    # called for every finished request, also those that finish after a stop
+                    if stop is not None:
+                        try:
+                            if stop(i, r):
+                                state["stop"] = True
+                        except BaseException as e:
+                            state["stop"] = True
+                            state["error"] = state["error"] or e
+
+        k = min(n, self.workers)
+        threads = [threading.Thread(target=worker, name=f"codegym-run-many-{j}", daemon=True)
+                   for j in range(k - 1)]
+        for t in threads:
+            t.start()
+        worker()
+        for t in threads:
+            t.join()
+        if state["error"] is not None:
+            raise state["error"]
+        return results
+
+    def close(self) -> None:
+        """Kill every slot (and with it its namespace) and remove the build store."""
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            self._cond.notify_all()
+        if os.getpid() == self._pid:
+            self._finalizer()
+        else:
+            self._finalizer.detach()
+
+
+def _cleanup(slots: list[_Slot], directory: str, spawner: ThreadPoolExecutor) -> None:
+    for s in slots:
+        try:
+            s.stop()
+        finally:
+            s.release_uid()
+    spawner.shutdown(wait=True)
+    _rmtree(directory)
+
+
+__all__ = ["LocalSandbox", "bwrap_available"]

@@ -1,0 +1,527 @@
+"""Tests of the local sandbox (codegym.sandbox.local) with real executions.
+
+Every behavioural test runs in both isolation modes: bubblewrap ("bwrap") and
+rlimits only (CODEGYM_NO_BWRAP / isolation="rlimits").  Isolation properties
+that only bubblewrap provides (read-only system, no network, hidden host
+directories) are tested in the bwrap mode only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+from codegym.limits import Limits
+from codegym.sandbox import ExecResult, RunRequest, make_sandbox
+from codegym.sandbox.local import LocalSandbox, bwrap_available
+
+MODES = ["bwrap", "rlimits"]
+
+
+@pytest.fixture(scope="module", params=MODES)
+def sb(request):
+    if request.param == "bwrap" and not bwrap_available():
+        pytest.skip("bubblewrap (bwrap) is not installed")
+    s = LocalSandbox(workers=2, isolation=request.param)
+    if s.isolation != request.param:
+        s.close()
+        pytest.skip(f"bubblewrap is installed but unusable here (fell back to {s.isolation})")
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def bw():
+    if not bwrap_available():
+        pytest.skip("bubblewrap (bwrap) is not installed")
+    s = LocalSandbox(workers=2, isolation="bwrap")
+    if s.isolation != "bwrap":
+        s.close()
+        pytest.skip("bubblewrap is installed but unusable here")
+    yield s
+    s.close()
+
+
+def py(sb, src: str, stdin: str | bytes = "", **limits) -> ExecResult:
+    return sb.execute("python", {"main.py": src}, stdin=stdin, limits=Limits(**limits) if limits else None)
+
+
+# --------------------------------------------------------------------------- statuses
+
+def test_ok_and_stdin_stdout(sb):
+    r = py(sb, "print(input()[::-1])", "hello\n")
+    assert r.status == "ok" and r.exit_code == 0 and r.signal is None
+    assert r.stdout == "olleh\n" and r.stderr == ""
+    assert r.phase == "run" and r.max_rss_mb > 0 and r.wall_s > 0
+
+
+def test_binary_stdin_round_trip(sb):
+    data = bytes(range(256)) * 64 + b"\r\n\x00tail"
+    src = ("import sys, hashlib\nb = sys.stdin.buffer.read()\n"
+           "print(len(b), hashlib.sha256(b).hexdigest(), flush=True)\nsys.stdout.buffer.write(b[:300].hex().encode())\n")
+    r = py(sb, src, data)
+    assert r.status == "ok", r
+    first, rest = r.stdout.split("\n", 1)
+    assert first == f"{len(data)} {hashlib.sha256(data).hexdigest()}"
+    assert rest == data[:300].hex()
+
+
+def test_large_stdin_and_stdout(sb):
+    line = "0123456789abcdef" * 8 + "\n"
+    data = line * ((20 << 20) // len(line))  # 20 MiB
+    src = "import sys\nd = sys.stdin.read()\nsys.stdout.write(d[:3_000_000])\nprint(len(d), file=sys.stderr)\n"
+    r = py(sb, src, data, output_bytes=8 << 20, time_s=10)
+    assert r.status == "ok", r.message
+    assert r.stdout == data[:3_000_000]
+    assert r.stderr.strip() == str(len(data))
+
+
+def test_text_semantics_of_python_streams(sb):
+    # no newline translation on stdin (like CPython on Linux), UTF-8 both ways
+    r = py(sb, "import sys\nd = sys.stdin.read()\nprint(repr(d), sys.stdout.encoding)", "a\r\nb é\n")
+    assert r.stdout == "'a\\r\\nb é\\n' utf-8\n"
+
+
+def test_runtime_error_traceback_is_the_programs(sb):
+    r = py(sb, "def f():\n    raise ValueError('boom')\nf()\n")
+    assert r.status == "runtime_error" and r.exit_code == 1
+    assert "ValueError: boom" in r.stderr and 'main.py", line 2, in f' in r.stderr
+    # nothing of the fork server shows
+    assert "<string>" not in r.stderr and "run_python_main" not in r.stderr
+
+
+def test_syntax_error_is_a_runtime_error_like_the_interpreter(sb):
+    r = py(sb, "def (:\n")
+    assert r.status == "runtime_error" and r.exit_code == 1
+    assert "SyntaxError" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("src, code, err", [
+    ("import sys; sys.exit(3)", 3, ""),
+    ("import sys; sys.exit('bye')", 1, "bye\n"),
+    ("print('x'); exit()", 0, ""),
+    ("raise SystemExit(0)", 0, ""),
+])
+def test_exit_codes(sb, src, code, err):
+    r = py(sb, src)
+    assert r.exit_code == code and r.stderr == err
+    assert r.status == ("ok" if code == 0 else "runtime_error")
+
+
+def test_killed_by_signal(sb):
+    r = py(sb, "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)")
+    assert r.status == "runtime_error" and r.signal == 11 and r.exit_code is None
+    assert "SIGSEGV" in r.message
+
+
+def test_cpu_time_limit(sb):
+    r = py(sb, "while True: pass", time_s=0.5, wall_s=60)
+    assert r.status == "timeout" and "CPU" in r.message
+    assert r.cpu_s > 0.5
+
+
+def test_wall_time_limit(sb):
+    t = time.monotonic()
+    r = py(sb, "import time\ntime.sleep(60)", time_s=1, wall_s=0.5)
+    assert r.status == "timeout" and "wall" in r.message
+    assert r.cpu_s < 0.5
+    assert time.monotonic() - t < 30
+
+
+@pytest.mark.parametrize("src", ["x = bytearray(10**9)", "x = []\nwhile True: x.append(' ' * 10**6)"])
+def test_memory_limit_python(sb, src):
+    r = py(sb, src, memory_mb=128)
+    assert r.status == "memory_limit", (r.status, r.stderr[-300:])
+
+
+def test_memory_limit_counts_all_processes(sb):
+    src = ("import os, time\nfor i in range(4):\n    if os.fork() == 0:\n        x = bytearray(40 << 20)\n"
+           "        time.sleep(2)\n        os._exit(0)\ntime.sleep(2)\nprint('survived')\n")
+    r = py(sb, src, memory_mb=96, processes=8, time_s=5)
+    assert r.status == "memory_limit", r
+    assert "survived" not in r.stdout
+
+
+def test_memory_limit_c_unchecked_malloc(sb):
+    # no address-space limit for C: the failed-malloc segfault would hide the verdict
+    src = ("#include <stdlib.h>\nint main(void){ size_t n = (size_t)4 << 30; char *p = malloc(n);"
+           " for (size_t i = 0; i < n; i += 4096) p[i] = 1; return p[12345]; }\n")
+    r = sb.execute("c", {"main.c": src}, limits=Limits(memory_mb=64, time_s=5))
+    assert r.status == "memory_limit", r
+
+
+def test_disk_limit(bw):
+    src = ("import sys\nroot = sys.argv[1]\ntry:\n    with open(root + '/fill', 'wb') as f:\n"
+           "        for _ in range(64):\n            f.write(b'x' * (1 << 20))\n    print('WROTE')\n"
+           "except OSError as e:\n    print(e.errno)\n")
+    b = bw.build("python", {"main.py": src})
+    for root in (".", "/tmp"):
+        r = bw.run(b, argv=[root], limits=Limits(disk_mb=16, file_size_mb=128))
+        assert r.status == "ok" and r.stdout == "28\n", (root, r)  # ENOSPC
+    assert bw.run(b, argv=["."], limits=Limits(disk_mb=128, file_size_mb=128)).stdout == "WROTE\n"
+
+
+def test_output_limit(sb):
+    r = py(sb, "while True: print('x' * 1000)", output_bytes=10_000)
+    assert r.status == "output_limit" and r.stdout_truncated
+    assert len(r.stdout) == 10_000
+
+
+def test_output_exactly_at_the_cap_is_ok(sb):
+    b = sb.build("python", {"main.py": "import sys\nsys.stdout.write('x' * int(sys.argv[1]))"})
+    assert sb.run(b, argv=["1000"], limits=Limits(output_bytes=1000)).status == "ok"
+    assert sb.run(b, argv=["1001"], limits=Limits(output_bytes=1000)).status == "output_limit"
+
+
+def test_output_limit_on_stderr(sb):
+    r = py(sb, "import sys\nsys.stderr.write('e' * 50_000)", output_bytes=1000)
+    assert r.status == "output_limit" and r.stderr_truncated and len(r.stderr) == 1000
+
+
+def test_process_limit(sb):
+    src = ("import os, time\nn = 0\nfor i in range(40):\n    try:\n        pid = os.fork()\n"
+           "    except OSError:\n        break\n    if pid == 0:\n        time.sleep(5)\n        os._exit(0)\n"
+           "    n += 1\nprint(n)\n")
+    r = py(sb, src, processes=4)
+    assert r.status == "ok", r
+    if sb.isolation == "rlimits" and os.geteuid() != 0:
+        pytest.skip("RLIMIT_NPROC counts all of the user's processes when not root without bwrap")
+    assert int(r.stdout) <= 4
+
+
+def test_file_size_limit(sb):
+    r = py(sb, "open('big', 'wb').write(b'x' * (3 << 20))", file_size_mb=1)
+    assert r.status == "runtime_error" and "File too large" in r.stderr
+
+
+def test_open_files_limit(sb):
+    r = py(sb, "fs = [open('main.py') for _ in range(200)]", open_files=32)
+    assert r.status == "runtime_error" and "Too many open files" in r.stderr
+
+
+# --------------------------------------------------------------------------- compiled languages
+
+C_OK = '#include <stdio.h>\nint main(void){int a,b; if(scanf("%d %d",&a,&b)!=2) return 2; printf("%d\\n",a+b); return 0;}\n'
+
+
+def test_c_program(sb):
+    r = sb.execute("c", {"main.c": C_OK}, stdin="3 4\n")
+    assert r.status == "ok" and r.stdout == "7\n", r
+
+
+def test_c_compile_error_and_cache(sb):
+    before = sb.stats["compiles"]
+    src = "int main(void) { return undefined_name; }\n"
+    b1 = sb.build("c", {"main.c": src})
+    b2 = sb.build("c", {"main.c": src})
+    assert not b1.ok and b1.result.status == "compile_error" and b1.result.phase == "compile"
+    assert "undefined_name" in b1.result.stderr
+    assert sb.stats["compiles"] == before + 1 and b2 is b1
+    r = sb.execute("c", {"main.c": src})
+    assert r.status == "compile_error"
+
+
+def test_compile_cache_counts_compiles(sb):
+    src = C_OK + "/* cache test */\n"
+    before = sb.stats["compiles"]
+    b1 = sb.build("c", {"main.c": src})
+    b2 = sb.build("c", {"main.c": src})
+    b3 = sb.build("c", {"main.c": src + "\n"})
+    assert b1.ok and b1.key == b2.key != b3.key
+    assert sb.stats["compiles"] == before + 2
+    assert sb.run(b2, stdin="1 2").stdout == "3\n"
+
+
+def test_cpp_compile_error_and_run(sb):
+    bad = sb.execute("cpp", {"main.cpp": "int main() { std::vector<int> v; }\n"})
+    assert bad.status == "compile_error" and "vector" in bad.stderr
+    src = ("#include <cstdio>\n#include <vector>\nint main(){std::vector<long> v;"
+           " for(long i=0;i<10;i++) v.push_back(i*i); long s=0; for(long x: v) s+=x; printf(\"%ld\\n\", s);}\n")
+    r = sb.execute("cpp", {"main.cpp": src})
+    assert r.status == "ok" and r.stdout == "285\n", r
+
+
+def test_c_segfault_and_cpu_limit(sb):
+    b = sb.build("c", {"main.c": "#include <stdlib.h>\nint main(int c, char **v){"
+                                 " if (c > 1) { volatile long x = 0; for(;;) x++; }"
+                                 " int *p = 0; return *p; }\n"})
+    assert b.ok, b.result
+    r = sb.run(b)
+    assert r.status == "runtime_error" and r.signal == 11
+    r = sb.run(b, argv=["spin"], limits=Limits(time_s=0.5))
+    assert r.status == "timeout"
+
+
+def test_compile_cannot_read_host_files(bw):
+    r = bw.execute("c", {"main.c": '#include "/etc/shadow"\nint main(void){return 0;}\n'})
+    assert r.status == "compile_error" and "shadow" in r.stderr
+
+
+def test_wrapper_runs_exec_path(sb):
+    b = sb.build("c", {"main.c": C_OK})
+    r = sb.run(b, stdin="5 6", wrapper=["env", "WRAPPED=1"])
+    assert r.status == "ok" and r.stdout == "11\n"
+    # Python falls back to the interpreter command line under a wrapper
+    pb = sb.build("python", {"main.py": "import os, sys\nprint(os.environ.get('WRAPPED'), sys.argv)"})
+    r = sb.run(pb, wrapper=["env", "WRAPPED=yes"], argv=["a"])
+    assert r.status == "ok" and r.stdout == "yes ['main.py', 'a']\n", r
+
+
+def test_javascript(sb):
+    r = sb.execute("js", {"main.js": "const s = require('fs').readFileSync(0, 'utf8');\n"
+                                     "console.log(s.trim().split(' ').map(Number).reduce((a, b) => a + b));"},
+                   stdin="1 2 3")
+    assert r.status == "ok" and r.stdout == "6\n", r
+    r = sb.execute("javascript", {"main.js": "function ("})
+    assert r.status == "compile_error" and "SyntaxError" in r.stderr
+    r = sb.execute("js", {"main.js": "null.x"})
+    assert r.status == "runtime_error" and "TypeError" in r.stderr
+
+
+def test_julia_missing_is_a_clear_sandbox_error(sb):
+    from codegym.sandbox import get_language
+    if get_language("julia").available():
+        r = sb.execute("julia", {"main.jl": "println(1 + 1)"})
+        assert r.status == "ok" and r.stdout == "2\n"
+        return
+    r = sb.execute("julia", {"main.jl": "println(1)"})
+    assert r.status == "sandbox_error"
+    assert "language 'julia' is not installed" in r.message and "PATH" in r.message
+
+
+def test_bad_file_path_is_rejected(sb):
+    r = sb.execute("python", {"../escape.py": "print(1)", "main.py": "print(1)"})
+    assert r.status == "compile_error" and "invalid file path" in r.message
+
+
+# --------------------------------------------------------------------------- files, argv, python semantics
+
+def test_extra_files_argv_and_sibling_import(sb):
+    b = sb.build("python", {"main.py": "import helper, sys\nprint(helper.X, sys.argv, open('data.txt').read())",
+                            "helper.py": "X = 42\n"})
+    r = sb.run(b, argv=["--flag", "v"], extra_files={"data.txt": "payload"})
+    assert r.status == "ok", r
+    assert r.stdout == "42 ['main.py', '--flag', 'v'] payload\n"
+
+
+def test_main_module_like_a_script(sb):
+    r = py(sb, "import sys, os\nprint(__name__, os.path.basename(__file__), os.getcwd() == os.path.dirname(__file__),"
+               " 'forkserver' in sys.modules, type(sys.stdout).__name__)")
+    assert r.stdout == "__main__ main.py True False TextIOWrapper\n"
+
+
+def test_random_differs_between_runs(sb):
+    b = sb.build("python", {"main.py": "import random\nprint(random.random())"})
+    outs = {sb.run(b).stdout for _ in range(3)}
+    assert len(outs) == 3
+
+
+# --------------------------------------------------------------------------- environment and isolation
+
+def test_clean_environment(sb, monkeypatch):
+    monkeypatch.setenv("CODEGYM_CANARY", "leaked-secret")
+    r = py(sb, "import os\nprint(sorted(os.environ))\nprint('leaked-secret' in repr(os.environ))")
+    assert r.status == "ok"
+    keys, leaked = r.stdout.splitlines()
+    assert leaked == "False"
+    assert set(eval(keys)) <= {"PATH", "HOME", "LANG", "TMPDIR", "PWD"}
+
+
+def test_read_only_system_and_hidden_host(bw):
+    src = ("import os\nout = []\nfor p in ['/usr/x', '/etc/x', '/x', '/bin/x', '/builds/x']:\n"
+           "    try:\n        open(p, 'w')\n        out.append('WROTE ' + p)\n    except OSError as e:\n"
+           "        out.append(type(e).__name__)\n"
+           "for p in ['/work', '/root', '/home', '/work/main', '/etc/shadow', '/var']:\n"
+           "    out.append(p + ':' + str(os.path.exists(p)))\n"
+           "open('/tmp/ok', 'w').write('x'); open('ok', 'w').write('x')\n"
+           "print(' '.join(out), os.getuid() != 0)\n")
+    r = py(bw, src)
+    assert r.status == "ok", r
+    assert "WROTE" not in r.stdout
+    for p in ["/work", "/root", "/home", "/work/main", "/etc/shadow", "/var"]:
+        assert f"{p}:False" in r.stdout
+    assert r.stdout.strip().endswith("True")
+
+
+def test_no_network(bw):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+    try:
+        src = ("import socket\nprint(sorted(n for _, n in socket.if_nameindex()))\n"
+               f"try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n    print('CONNECTED')\n"
+               "except OSError as e:\n    print('refused', type(e).__name__)\n")
+        r = py(bw, src)
+    finally:
+        srv.close()
+    assert r.status == "ok", r
+    assert r.stdout.splitlines()[0] == "['lo']"
+    assert "CONNECTED" not in r.stdout
+
+
+def test_supervisor_survives_kill_attempts(bw):
+    src = ("import os, signal\nfor pid in (1, os.getppid(), -1):\n    for s in (signal.SIGKILL, signal.SIGTERM,"
+           " signal.SIGINT, signal.SIGSTOP):\n        try:\n            os.kill(pid, s)\n        except OSError:\n"
+           "            pass\nprint('alive')\n")
+    r = py(bw, src)
+    assert r.status in ("ok", "runtime_error")
+    assert py(bw, "print('next')").stdout == "next\n"
+
+
+def test_killing_the_supervisor_is_never_a_sandbox_error(sb):
+    # in the rlimits mode the program can kill its supervisor: that is its own failure
+    r = py(sb, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time; time.sleep(1)\nprint('x')")
+    assert r.status != "sandbox_error", r
+    assert py(sb, "print('next')").stdout == "next\n"
+
+
+def _host_processes_with(marker: str) -> list[int]:
+    found = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    if marker.encode() in f.read():
+                        found.append(int(d))
+            except OSError:
+                pass
+    return found
+
+
+def test_no_leftovers_between_runs(sb):
+    marker = f"31.{os.getpid()}7"
+    first = ("import os, subprocess, tempfile\nopen(os.path.join(tempfile.gettempdir(), 'left.txt'), 'w').write('x')\n"
+             "open('left_here.txt', 'w').write('x')\n"
+             "os.makedirs('d/e', exist_ok=True); os.chmod('d', 0)\n"
+             f"subprocess.Popen(['sleep', '{marker}'], start_new_session=True)\n"
+             "if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+             f"        os.execvp('sleep', ['sleep', '{marker}'])\n    os._exit(0)\nprint('started')\n")
+    r1 = py(sb, first)
+    assert r1.status == "ok" and r1.stdout == "started\n", r1
+    assert _host_processes_with(marker) == []
+    second = ("import os, tempfile\nprint(sorted(os.listdir('.')), sorted(os.listdir(tempfile.gettempdir())))\n")
+    r2 = py(sb, second)
+    assert r2.status == "ok", r2
+    assert r2.stdout == "['main.py'] []\n", r2.stdout
+
+
+def test_no_state_through_kernel_objects(sb):
+    # keyrings and System V IPC outlive processes: one execution could leave answers for the next
+    src = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nout = []\n"
+           "out.append(libc.syscall(248, b'user', b'codegym-test', b'x', 1, -4))\n"  # add_key
+           "out.append(libc.shmget(0x5eed, 4096, 0o1000 | 0o600))\n"
+           "out.append(libc.msgget(0x5eed, 0o1000 | 0o600))\n"
+           "out.append(libc.semget(0x5eed, 1, 0o1000 | 0o600))\n"
+           "print(out)\n")
+    r = py(sb, src)
+    assert r.status == "ok" and r.stdout == "[-1, -1, -1, -1]\n", r
+
+
+def test_program_cannot_change_its_input_or_build(sb):
+    b = sb.build("python", {"main.py": "import sys\ntry:\n    open('/dev/stdin', 'w').write('x')\nexcept OSError:\n"
+                                       "    pass\nopen(__file__, 'a').write('\\nprint(2)')\nprint(sys.stdin.read())"})
+    assert sb.run(b, stdin="in").stdout == "in\n"
+    assert sb.run(b, stdin="in").stdout == "in\n"
+
+
+# --------------------------------------------------------------------------- run_many
+
+def test_run_many_order_and_results(sb):
+    b = sb.build("python", {"main.py": "import sys, time\nn = int(sys.stdin.read())\ntime.sleep((n % 3) * 0.01)\nprint(n * n)"})
+    reqs = [RunRequest(stdin=str(i)) for i in range(24)]
+    res = sb.run_many(b, reqs)
+    assert [r.stdout for r in res] == [f"{i * i}\n" for i in range(24)]
+
+
+def test_run_many_stop_and_per_request_limits(sb):
+    b = sb.build("python", {"main.py": "import sys, time\nn = int(sys.stdin.read())\nif n == 3:\n    raise SystemExit(1)\n"
+                                       "time.sleep(0.05)\nprint(n)"})
+    seen = []
+    res = sb.run_many(b, [RunRequest(stdin=str(i)) for i in range(30)],
+                      stop=lambda i, r: seen.append(i) or r.status != "ok")
+    assert res[3] is not None and res[3].status == "runtime_error"
+    assert any(r is None for r in res)  # early exit: later requests never started
+    started = [i for i, r in enumerate(res) if r is not None]
+    assert sorted(seen) == started
+    assert all(res[i].stdout == f"{i}\n" for i in started if i != 3)
+    # a per-request limit overrides the batch limit
+    res = sb.run_many(b, [RunRequest(stdin="1"), RunRequest(stdin="2", limits=Limits(time_s=1, wall_s=0.01))],
+                      limits=Limits(time_s=2))
+    assert res[0].status == "ok" and res[1].status == "timeout"
+
+
+def test_concurrent_callers(sb):
+    b = sb.build("python", {"main.py": "print(int(input()) + 1)"})
+    out: dict[int, str] = {}
+
+    def work(k: int) -> None:
+        for j in range(5):
+            out[k * 10 + j] = sb.run(b, stdin=str(k * 10 + j)).stdout
+
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert out == {n: f"{n + 1}\n" for n in out} and len(out) == 20
+
+
+# --------------------------------------------------------------------------- lifecycle
+
+def _children() -> set[int]:
+    me = os.getpid()
+    kids = set()
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == me:
+                        kids.add(int(d))
+            except (OSError, IndexError, ValueError):
+                pass
+    return kids
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_close_leaves_nothing(mode):
+    if mode == "bwrap" and not bwrap_available():
+        pytest.skip("bubblewrap (bwrap) is not installed")
+    fds = len(os.listdir("/proc/self/fd"))
+    kids = _children()
+    s = LocalSandbox(workers=2, isolation=mode)
+    d = s._dir
+    b = s.build("c", {"main.c": C_OK})
+    s.run_many(b, [RunRequest(stdin="1 1")] * 4)
+    s.execute("python", {"main.py": "import subprocess\nsubprocess.Popen(['sleep', '30'], start_new_session=True)"})
+    assert _children() - kids  # slots are running
+    s.close()
+    s.close()  # idempotent
+    assert _children() == kids
+    assert len(os.listdir("/proc/self/fd")) == fds
+    assert not os.path.exists(d)
+    with pytest.raises(RuntimeError):
+        s.execute("python", {"main.py": "print(1)"})
+
+
+def test_make_sandbox_shared_instance():
+    a = make_sandbox("local")
+    assert make_sandbox() is a and make_sandbox("local") is a
+    assert a.isolation in ("bwrap", "rlimits")
+    with pytest.raises(ValueError):
+        make_sandbox("no-such-backend")
+
+
+def test_no_bwrap_env_forces_rlimits(monkeypatch):
+    monkeypatch.setenv("CODEGYM_NO_BWRAP", "1")
+    s = LocalSandbox(workers=1)
+    try:
+        assert s.isolation == "rlimits"
+        assert s.execute("python", {"main.py": "print(6 * 7)"}).stdout == "42\n"
+    finally:
+        s.close()
