@@ -1,0 +1,59 @@
+"""Environment registration: the public Gymnasium ids of codegym.
+
+Importing `codegym` (or Gymnasium's ``"codegym:codegym/PerfCode-v0"`` module
+prefix) registers:
+
+=========================  ==========================================
+id                          tasks
+=========================  ==========================================
+codegym/PerfCode-v0         tasks/perfcode (systems-code optimisation)
+codegym/DMCOptim-v0         tasks/dmcoptim (contest problems, optimisation tests)
+codegym/LCB-v0              tasks/lcb (LiveCodeBench-style generation)
+codegym/MultiPLE-Julia-v0   tasks/multiple_julia (HumanEval/MBPP-style Julia)
+codegym/SWE-v0              tasks/swe (repositories with an issue)
+codegym/Suite-v0            any suite or YAML path given as ``suite=``
+=========================  ==========================================
+
+Every id builds a `codegym.envs.code_env.CodeEnv`; keyword arguments of
+`gym.make` go to its constructor. Vectorised: ``gym.make_vec(id, n,
+vectorization_mode="sync" | "async")`` works as is (the text spaces bring
+their own shared-memory layout).
+"""
+
+from __future__ import annotations
+
+from gymnasium.envs.registration import register, registry
+
+ENTRY_POINT = "codegym.envs.code_env:CodeEnv"
+
+#: id -> default constructor kwargs
+ENV_IDS: dict[str, dict] = {
+    "codegym/PerfCode-v0": {"suite": "perfcode", "max_turns": 4},
+    "codegym/DMCOptim-v0": {"suite": "dmcoptim", "max_turns": 4},
+    "codegym/LCB-v0": {"suite": "lcb", "max_turns": 3},
+    "codegym/MultiPLE-Julia-v0": {"suite": "multiple_julia", "max_turns": 3},
+    "codegym/SWE-v0": {"suite": "swe", "max_turns": 10},
+    "codegym/Suite-v0": {"max_turns": 4},
+}
+
+
+def register_envs() -> None:
+    """Register every codegym id with Gymnasium (idempotent)."""
+    for env_id, kwargs in ENV_IDS.items():
+        if env_id in registry:
+            continue
+        register(id=env_id, entry_point=ENTRY_POINT, kwargs=dict(kwargs),
+                 disable_env_checker=False, order_enforce=True)
+
+
+register_envs()
+
+__all__ = ["CodeEnv", "ENV_IDS", "register_envs"]
+
+
+def __getattr__(name: str):
+    # CodeEnv pulls in tree-sitter and pydantic: import it only when asked for
+    if name == "CodeEnv":
+        from codegym.envs.code_env import CodeEnv
+        return CodeEnv
+    raise AttributeError(f"module 'codegym.envs' has no attribute {name!r}")

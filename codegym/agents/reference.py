@@ -1,0 +1,117 @@
+"""Reference agents that need no model: oracle, baseline, replay.
+
+- `OracleAgent` writes the task's reference solution in a chosen edit format
+  and submits (optionally on a later turn, after seeing public feedback).
+- `BaselineAgent` submits the starter unchanged (for PerfCode: correct but slow).
+- `ReplayAgent` replays recorded actions from JSONL (one object per line with
+  ``task_id`` and ``actions``, or the rollout records `codegym run` writes).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict, deque
+from pathlib import Path
+from typing import Any
+
+from codegym.actions import EDIT_FORMATS, render_action
+from codegym.agents.base import task_language_files
+
+
+class OracleAgent:
+    """Submits the reference solution.
+
+    Args:
+        format: edit format to write it in (``code_block``, ``unified_diff``,
+            ``search_replace``, ``tool_call``).
+        solution: name of the task solution to write (default ``reference``).
+        submit_turn: 1 = write and submit in one action; 2 = write, then submit.
+
+    >>> agent = OracleAgent(format="unified_diff")
+    """
+
+    name = "oracle"
+
+    def __init__(self, format: str = "code_block", solution: str = "reference", submit_turn: int = 1):
+        if format not in EDIT_FORMATS:
+            raise ValueError(f"format must be one of {EDIT_FORMATS}")
+        self.format = format
+        self.solution = solution
+        self.submit_turn = max(1, int(submit_turn))
+        self.task = None
+        self._turn = 0
+
+    def reset(self, task: Any = None, seed: int | None = None) -> None:
+        self.task = task
+        self._turn = 0
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        if self.task is None:
+            raise RuntimeError("OracleAgent needs reset(task=...) before act()")
+        self._turn += 1
+        if self._turn > 1:
+            return "submit"
+        language = info.get("language")
+        main_file = info.get("main_file") or self.task.main_file_for(language)
+        _, files = task_language_files(self.task, language, self.solution)
+        current = info.get("files")
+        if current is None:
+            current = self.task.starter_files() if language in (None, self.task.language) else {}
+        changes = {p: c for p, c in files.items() if current.get(p) != c}
+        submit = self.submit_turn == 1
+        if not changes:
+            return "submit"
+        return render_action(changes, self.format, current, main_file, submit=submit)
+
+
+class BaselineAgent:
+    """Submits the starter unchanged."""
+
+    name = "baseline"
+
+    def reset(self, task: Any = None, seed: int | None = None) -> None:
+        pass
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        return "submit"
+
+
+class ReplayAgent:
+    """Replays recorded actions.
+
+    The JSONL file holds one episode per line: ``{"task_id": ..., "actions": [...]}``,
+    or the records `codegym run --out` writes (``steps[*].action``). Episodes of the
+    same task are replayed in file order; when an episode's actions run out the
+    agent submits.
+    """
+
+    name = "replay"
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._episodes: dict[str, deque[list[str]]] = defaultdict(deque)
+        with self.path.open(encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise ValueError(f"{self.path}:{lineno}: not JSON: {e}") from None
+                actions = rec.get("actions")
+                if actions is None and "steps" in rec:
+                    actions = [s.get("action", "") for s in rec["steps"]]
+                if "task_id" not in rec or not isinstance(actions, list):
+                    raise ValueError(f"{self.path}:{lineno}: needs task_id and actions (or steps)")
+                self._episodes[rec["task_id"]].append([str(a) for a in actions])
+        self._current: deque[str] = deque()
+
+    def reset(self, task: Any = None, seed: int | None = None) -> None:
+        task_id = getattr(task, "id", task)
+        queue = self._episodes.get(task_id)
+        if not queue:
+            raise LookupError(f"{self.path} has no (more) recorded episodes of task {task_id!r}")
+        self._current = deque(queue.popleft())
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        return self._current.popleft() if self._current else "submit"
