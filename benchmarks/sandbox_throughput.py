@@ -14,7 +14,11 @@ and, when codegym.judge and codegym.task are available, the time to judge a
     python benchmarks/sandbox_throughput.py [--batches 5] [--n 200] [--quick]
 
 Numbers depend on the machine and on what else runs on it; the ratios to the
-bare-subprocess floor measured in the same run are the meaningful part.
+bare-subprocess floor measured in the same run are the meaningful part, and so
+is the CPU column: the CPU time of every process involved (this host process,
+the fork servers and the programs) per execution, from which "idle capacity"
+(cores / CPU per execution) estimates the throughput of an otherwise idle
+machine of this size.
 """
 
 from __future__ import annotations

@@ -16,12 +16,14 @@ class Limits:
 
     time_s       CPU seconds (RLIMIT_CPU, and the verdict `timeout` when exceeded)
     wall_s       wall-clock seconds; None means ``wall_factor * time_s + 1``
-    memory_mb    address space in MiB (RLIMIT_AS); exceeding it is `memory_limit`
+    memory_mb    memory in MiB: total resident memory of the program's processes (sampled
+                 by the supervisor every 5 ms), plus RLIMIT_AS for Python and JavaScript so
+                 they fail cleanly; exceeding it is `memory_limit`
     output_bytes cap on each of stdout and stderr; exceeding it is `output_limit`
     processes    processes/threads the program may create besides itself
     file_size_mb largest file the program may write (RLIMIT_FSIZE)
     open_files   descriptors (RLIMIT_NOFILE)
-    disk_mb      size of the private scratch space (run dir and /tmp)
+    disk_mb      size of each private scratch space (the run dir and /tmp, separately)
     """
 
     time_s: float = 2.0
