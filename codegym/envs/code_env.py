@@ -137,6 +137,7 @@ class CodeEnv(gym.Env[str, str]):
         self.done = False
         self.last_observation = ""
         self.last_report: dict | None = None
+        self._cumulative_diff = ""
         self._closed = False
 
     # ------------------------------------------------------------------ helpers
@@ -179,7 +180,7 @@ class CodeEnv(gym.Env[str, str]):
             "main_file": self.main_file,
             "files": self.workspace.files,
             "diff": "",
-            "cumulative_diff": self.workspace.cumulative_diff(),
+            "cumulative_diff": self._cumulative_diff,
             "diff_units": [],
             "edits": {},
             "error": None,
@@ -221,6 +222,7 @@ class CodeEnv(gym.Env[str, str]):
         self.turn = 0
         self.done = False
         self.last_report = None
+        self._cumulative_diff = ""
         help_text = format_help(sorted(self.formats), main_file=self.main_file)
         obs = fb.reset_prompt(task, self.workspace.files, language, self.main_file, help_text,
                               self.max_turns, self.feedback)
@@ -255,8 +257,10 @@ class CodeEnv(gym.Env[str, str]):
             else:
                 after = self.workspace.files
                 info["diff"] = step_diff.text
-                info["cumulative_diff"] = self.workspace.cumulative_diff()
-                units = split_units(before, after)
+                if info["diff"]:
+                    self._cumulative_diff = self.workspace.cumulative_diff()
+                info["cumulative_diff"] = self._cumulative_diff
+                units = split_units(step_diff.old_files, step_diff.new_files)
                 if parsed.edit_blocks:
                     spans = [EditSpan(**b.diff_span_kwargs()) for b in parsed.edit_blocks]
                     units = attach_spans(units, action, spans, new_files=after, old_files=before)
