@@ -169,6 +169,9 @@ def _oracle(tasks, sandbox_kind: str | None, quiet: bool = False) -> int:
     sandbox = make_sandbox(sandbox_kind) if sandbox_kind else make_sandbox()
     failures = 0
     for task in tasks:
+        if task.kind == "repo":
+            from codegym import swe  # noqa: PLC0415  (the gold patch becomes the reference)
+            task = swe.with_reference(task)
         runs = [(name, sol.language or task.language, dict(sol.files), sol.expect)
                 for name, sol in task.solutions.items()]
         if task.baseline_name is None and task.tests.perf and task.starter:

@@ -14,7 +14,8 @@ codegym/SWE-v0              tasks/swe (repositories with an issue)
 codegym/Suite-v0            any suite or YAML path given as ``suite=``
 =========================  ==========================================
 
-Every id builds a `codegym.envs.code_env.CodeEnv`; keyword arguments of
+Every id builds a `codegym.envs.code_env.CodeEnv` (SWE-v0 its subclass
+`codegym.envs.swe_env.SWEEnv`); keyword arguments of
 `gym.make` go to its constructor. Vectorised: ``gym.make_vec(id, n,
 vectorization_mode="sync" | "async")`` works as is (the text spaces bring
 their own shared-memory layout).
@@ -25,6 +26,8 @@ from __future__ import annotations
 from gymnasium.envs.registration import register, registry
 
 ENTRY_POINT = "codegym.envs.code_env:CodeEnv"
+#: ids whose env is a CodeEnv subclass
+ENTRY_POINTS = {"codegym/SWE-v0": "codegym.envs.swe_env:SWEEnv"}
 
 #: id -> default constructor kwargs
 ENV_IDS: dict[str, dict] = {
@@ -42,7 +45,7 @@ def register_envs() -> None:
     for env_id, kwargs in ENV_IDS.items():
         if env_id in registry:
             continue
-        register(id=env_id, entry_point=ENTRY_POINT, kwargs=dict(kwargs),
+        register(id=env_id, entry_point=ENTRY_POINTS.get(env_id, ENTRY_POINT), kwargs=dict(kwargs),
                  disable_env_checker=False, order_enforce=True)
 
 

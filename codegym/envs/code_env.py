@@ -257,6 +257,7 @@ class CodeEnv(gym.Env[str, str]):
             else:
                 after = self.workspace.files
                 info["diff"] = step_diff.text
+                info["files"] = after
                 if info["diff"]:
                     self._cumulative_diff = self.workspace.cumulative_diff()
                 info["cumulative_diff"] = self._cumulative_diff

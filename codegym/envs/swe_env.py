@@ -423,6 +423,7 @@ class SWEEnv(CodeEnv):
         self.turn = 0
         self.done = False
         self.last_report = None
+        self._cumulative_diff = ""
         info = self._base_info()
         info["swe"] = {"base_digest": self.base.digest, "source": self.base.source.describe()}
         return self._observe(self._prompt()), info
@@ -467,8 +468,10 @@ class SWEEnv(CodeEnv):
                 after = self.workspace.files
                 info["files"] = after
                 info["diff"] = step_diff.text
-                info["cumulative_diff"] = self.workspace.cumulative_diff()
-                units = split_units(before, after)
+                if info["diff"]:  # CodeEnv._base_info reports the cached value on later steps
+                    self._cumulative_diff = self.workspace.cumulative_diff()
+                info["cumulative_diff"] = self._cumulative_diff
+                units = split_units(step_diff.old_files, step_diff.new_files)
                 if parsed.edit_blocks:
                     spans = [EditSpan(**b.diff_span_kwargs()) for b in parsed.edit_blocks]
                     units = attach_spans(units, action, spans, new_files=after, old_files=before)
@@ -489,7 +492,9 @@ class SWEEnv(CodeEnv):
                 elif call.name == "search":
                     lines.append(self._search(args["pattern"], args.get("path")))
                 elif call.name == "run_tests":
-                    if args.get("tests"):
+                    if self.feedback == "none":
+                        lines.append("run_tests: no tests run before submission in this environment (feedback='none').")
+                    elif args.get("tests"):
                         lines.append(f"Tests {args['tests']}:\n" + self._run_named_tests(args["tests"]))
                     else:
                         run_suite = True
