@@ -30,7 +30,7 @@ from typing import Callable, Sequence
 #: modules that add top-level commands: each defines ``register(subparsers)``
 COMMAND_MODULES: list[str] = ["codegym.runner"]
 #: modules that add ``codegym tasks ...`` commands: each defines ``register_tasks(subparsers)``
-TASKS_COMMAND_MODULES: list[str] = []
+TASKS_COMMAND_MODULES: list[str] = ["codegym.calibrate"]
 
 Handler = Callable[[argparse.Namespace], int]
 
