@@ -28,7 +28,7 @@ import sys
 from typing import Callable, Sequence
 
 #: modules that add top-level commands: each defines ``register(subparsers)``
-COMMAND_MODULES: list[str] = ["codegym.runner"]
+COMMAND_MODULES: list[str] = ["codegym.runner", "codegym.cli_import"]
 #: modules that add ``codegym tasks ...`` commands: each defines ``register_tasks(subparsers)``
 TASKS_COMMAND_MODULES: list[str] = ["codegym.calibrate"]
 

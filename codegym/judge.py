@@ -533,8 +533,16 @@ def _run_script(task, files: Mapping[str, Any], main_file: str, language: str, c
         base = dict(index=c.index, name=c.name, split=c.split, time_s=res.cpu_s, wall_s=res.wall_s,
                     memory_mb=res.max_rss_mb, weight=c.weight)
         if res.status == "ok" and harness.script_passed(res.stdout, nonces[i]):
-            out[i] = CaseResult(status="passed", score=1.0, **base)
-            return False
+            bad = None
+            if language == "julia":
+                # exit 0 and the marker, but Julia's own test report must show no failure either
+                from codegym.importers.multiple import julia_test_failures
+                bad = julia_test_failures(res.stdout, res.stderr)
+            if bad is None:
+                out[i] = CaseResult(status="passed", score=1.0, **base)
+                return False
+            out[i] = CaseResult(status="wrong_answer", message=_clip(bad), **base)
+            return True
         info = harness.parse_script_failure(res.stdout) if language == "python" else None
         status, msg = _script_failure_status(info, res)
         if language != "python" and status == "runtime_error":
@@ -653,6 +661,15 @@ def judge(task, files: Mapping[str, str | bytes], sandbox=None, split: str = "hi
         if err is not None:
             rep.verdict, rep.total, rep.compile_output = "compile_error", n_declared, err
             rep.message = err.splitlines()[-1] if err else ""
+            rep.elapsed_s = time.monotonic() - t0
+            return rep
+    elif kind != "repo":
+        # A toolchain missing here (e.g. julia): tree-sitter still gives compile-stage feedback.
+        from codegym.importers.syntax import precheck
+        err = precheck(lang, files, main_file)
+        if err is not None:
+            rep.verdict, rep.total, rep.compile_output = "compile_error", n_declared, err
+            rep.message = err.splitlines()[1] if "\n" in err else err
             rep.elapsed_s = time.monotonic() - t0
             return rep
     if sandbox is None:

@@ -215,7 +215,7 @@ def format_path(loc: Iterable[Any]) -> str:
 Loc = tuple  # a path into the document: str keys and int indices
 
 
-class _TaskLoader(yaml.SafeLoader):
+class _TaskLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml parser when available
     """SafeLoader that reads YAML 1.2 floats: ``1e-6`` is a float, not the string
     PyYAML's YAML 1.1 rules make of it (a silent trap for tolerances and answers)."""
 

@@ -1,0 +1,62 @@
+"""Benchmark importers: public benchmark files -> codegym task suites.
+
+Each importer reads a benchmark's own format and writes a suite folder
+(``suite.yaml`` + one task YAML per problem) that `codegym.load_suite` and
+``gym.make("codegym/Suite-v0", suite=DIR)`` use as is; ids keep the source's
+(``HumanEval/0`` -> ``humaneval/HumanEval_0``).
+
+=====================  ===========================================  ============================
+function               reads                                        tasks
+=====================  ===========================================  ============================
+`import_humaneval`     HumanEval, HumanEval+ / MBPP+ (EvalPlus)     script (plain) / function
+                                                                    (EvalPlus, expected outputs
+                                                                    from the reference, run in
+                                                                    the sandbox)
+`import_multiple`      MultiPL-E prompts (Julia, JavaScript)        script (prompt + completion
+                                                                    + tests)
+`import_lcb`           LiveCodeBench (files, or the hub via         function (LeetCode) / stdio
+                       `datasets`); `load_lcb` is the loader
+`import_leetcode_contest`  DeepSeek-Coder LeetCode contest set      function
+=====================  ===========================================  ============================
+
+Also here: `syntax_check` / `precheck` (`codegym.importers.syntax`), tree-sitter
+compile-stage feedback for languages whose toolchain is missing (Julia here),
+and `julia_test_report` (`codegym.importers.multiple`), the reader of Julia's
+``Test Summary``. Command line: ``codegym import ...`` (`codegym.cli_import`).
+Submodules are imported lazily, so ``import codegym.importers`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "import_humaneval": "codegym.importers.humaneval",
+    "build_humaneval_tasks": "codegym.importers.humaneval",
+    "import_multiple": "codegym.importers.multiple",
+    "build_multiple_tasks": "codegym.importers.multiple",
+    "julia_test_report": "codegym.importers.multiple",
+    "julia_test_failures": "codegym.importers.multiple",
+    "import_lcb": "codegym.importers.lcb",
+    "load_lcb": "codegym.importers.lcb",
+    "lcb_task": "codegym.importers.lcb",
+    "LCBProblem": "codegym.importers.lcb",
+    "import_leetcode_contest": "codegym.importers.lcb",
+    "syntax_check": "codegym.importers.syntax",
+    "precheck": "codegym.importers.syntax",
+    "SyntaxIssue": "codegym.importers.syntax",
+    "ImportReport": "codegym.importers.common",
+    "write_suite": "codegym.importers.common",
+    "read_records": "codegym.importers.common",
+    "judge_references": "codegym.importers.common",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    mod = _EXPORTS.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'codegym.importers' has no attribute {name!r}")
+    return getattr(importlib.import_module(mod), name)
