@@ -139,6 +139,7 @@ def noise_rows(sb, langs: list[str], metrics: list[str], n_meas: int, n_other: i
                 "samples_per_measure": st.median([m.n for m in ms]),
                 "converged": sum(m.converged for m in ms) / len(ms),
                 "s_per_measure": st.median(secs),
+                "load": os.getloadavg()[0],
             }
             row["pass"] = bool(row["measure_cv"] <= target + 1e-15) and not bad
             rows.append(row)
@@ -150,9 +151,11 @@ def noise_rows(sb, langs: list[str], metrics: list[str], n_meas: int, n_other: i
 def print_noise(rows: list[dict]) -> None:
     print("\nTable 1 -- noise of measure(): CV of the medians of repeated measurements "
           "of one ~50 ms program")
+    print("(1-run CV = baseline of the same run: single executions; ratio = measure CV / 1-run CV; "
+          "norm CV = of median/calibration; load = 1-min load average after the row)")
     hdr = (f"{'lang':7s} {'metric':12s} {'meas':>4s} {'value':>12s} {'1-run CV':>9s} "
            f"{'measure CV':>10s} {'ratio':>6s} {'norm CV':>8s} {'target':>7s} {'samples':>7s} "
-           f"{'conv':>5s} {'s/meas':>6s}  ok")
+           f"{'conv':>5s} {'s/meas':>6s} {'load':>5s}  ok")
     print(hdr)
     print("-" * len(hdr))
     for r in rows:
@@ -163,21 +166,23 @@ def print_noise(rows: list[dict]) -> None:
         print(f"{r['lang']:7s} {r['metric']:12s} {r['measurements']:4d} {val:>12s} "
               f"{pct(r['single_run_cv']):>9s} {pct(r['measure_cv']):>10s} {ratio:>6s} {norm:>8s} "
               f"{'<=' + pct(r['target']):>7s} {r['samples_per_measure']:7.0f} "
-              f"{100 * r['converged']:4.0f}% {r['s_per_measure']:6.2f}  "
+              f"{100 * r['converged']:4.0f}% {r['s_per_measure']:6.2f} {r['load']:5.1f}  "
               f"{'PASS' if r['pass'] else 'MISS'}")
 
 
 # --------------------------------------------------------------------------- table 2
 
 def true_speedup(sb, ba, bb, stdin: str, n: int = 15) -> float:
-    """Reference speedup: medians of min-of-5 samples, interleaved."""
-    xa, xb = [], []
+    """Reference speedup: median of n paired ratios of min-of-5 samples, runs interleaved."""
+    ratios = []
     for i in range(n):
-        for which in (("a", "b") if i % 2 == 0 else ("b", "a")):
-            b = ba if which == "a" else bb
-            v = min(sb.run(b, stdin=stdin).cpu_s for _ in range(5))
-            (xa if which == "a" else xb).append(v)
-    return st.median(xa) / st.median(xb)
+        best = {"a": math.inf, "b": math.inf}
+        for j in range(5):
+            for which in (("a", "b") if (i + j) % 2 == 0 else ("b", "a")):
+                r = sb.run(ba if which == "a" else bb, stdin=stdin)
+                best[which] = min(best[which], r.cpu_s)
+        ratios.append(best["a"] / best["b"])
+    return st.median(ratios)
 
 
 def compare_rows(sb, langs: list[str], n_identical: int, n_detect: int, budget_s: float,
@@ -212,6 +217,7 @@ def compare_rows(sb, langs: list[str], n_identical: int, n_detect: int, budget_s
             rate = sig / valid if valid else math.nan
             ok = (rate <= 0.01) if factor == 1.0 else (rate >= 0.95 and wrong_way == 0)
             rows.append({"lang": lang, "case": name, "true_speedup": truth, "trials": valid,
+                         "load": os.getloadavg()[0],
                          "significant_rate": rate, "wrong_direction": wrong_way, "target": target,
                          "median_pairs": st.median(pairs) if pairs else None,
                          "median_speedup": st.median(speedups) if speedups else None,
@@ -241,8 +247,10 @@ def instr_rows(sb) -> list[dict]:
 def print_compare(rows: list[dict], irows: list[dict], method: str) -> None:
     print(f"\nTable 2 -- compare(metric='cpu', method='{method}'): rate of 'significant' "
           "over repeated trials (~10 ms programs)")
+    print("(case = cut in work; true = the pair's speedup measured separately: fixed start-up "
+          "costs make a 2x cut in work less than 2x in time; wrong = significant the wrong way)")
     hdr = (f"{'lang':7s} {'case':10s} {'true':>6s} {'trials':>6s} {'signif.':>8s} {'target':>6s} "
-           f"{'wrong':>5s} {'est.':>6s} {'pairs':>5s} {'s/trial':>7s}  ok")
+           f"{'wrong':>5s} {'est.':>6s} {'pairs':>5s} {'s/trial':>7s} {'load':>5s}  ok")
     print(hdr)
     print("-" * len(hdr))
     for r in rows:
@@ -250,7 +258,8 @@ def print_compare(rows: list[dict], irows: list[dict], method: str) -> None:
         pairs = f"{r['median_pairs']:.0f}" if r["median_pairs"] else "-"
         print(f"{r['lang']:7s} {r['case']:10s} {r['true_speedup']:6.3f} {r['trials']:6d} "
               f"{100 * r['significant_rate']:7.1f}% {r['target']:>6s} {r['wrong_direction']:5d} "
-              f"{est:>6s} {pairs:>5s} {r['s_per_trial']:7.2f}  {'PASS' if r['pass'] else 'MISS'}")
+              f"{est:>6s} {pairs:>5s} {r['s_per_trial']:7.2f} {r['load']:5.1f}  "
+              f"{'PASS' if r['pass'] else 'MISS'}")
     if irows:
         print("\ncompare(metric='instructions') (exact; C):")
         for r in irows:
@@ -265,10 +274,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--measurements", type=int,
                     help="measurements per cpu noise row (default 30; quick 10)")
     ap.add_argument("--other-measurements", type=int,
-                    help="measurements per wall/instructions row (default 10: wall is known to be "
-                         "noisy and slow to converge, instructions are exact; quick 5)")
-    ap.add_argument("--identical", type=int, help="identical-program trials per language (default 100; quick 20)")
-    ap.add_argument("--detect", type=int, help="trials per speedup per language (default 30; quick 10)")
+                    help="measurements per wall/instructions row (default 6: wall is known to be "
+                         "noisy and slow to converge, instructions are exact; quick 4)")
+    ap.add_argument("--identical", type=int,
+                    help="identical-program trials per language (default 100; quick 20)")
+    ap.add_argument("--detect", type=int, help="trials per speedup per language (default 20; quick 8)")
     ap.add_argument("--budget", type=float, default=8.0, help="budget_s of each compare trial")
     ap.add_argument("--method", default="wilcoxon", choices=["wilcoxon", "t", "bootstrap"])
     ap.add_argument("--langs", default="python,c")
@@ -277,9 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="also write the rows to this file")
     a = ap.parse_args(argv)
     n_meas = a.measurements or (10 if a.quick else 30)
-    n_other = a.other_measurements or (5 if a.quick else 10)
+    n_other = a.other_measurements or (4 if a.quick else 6)
     n_id = a.identical or (20 if a.quick else 100)
-    n_det = a.detect or (10 if a.quick else 30)
+    n_det = a.detect or (8 if a.quick else 20)
     langs = [x.strip() for x in a.langs.split(",") if x.strip()]
 
     sb = make_sandbox("local")
