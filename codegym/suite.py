@@ -335,3 +335,11 @@ def load_suite(name_or_path: str | os.PathLike) -> Suite:
     if check.errors:
         raise TaskValidationError(check.errors)
     return Suite(check.name, tuple(check.tasks), check.root, check.description)
+
+
+def __getattr__(name: str):
+    # `codegym.suite.CurriculumSampler` (the DESIGN name) lives in codegym.curriculum
+    if name == "CurriculumSampler":
+        from codegym.curriculum import CurriculumSampler
+        return CurriculumSampler
+    raise AttributeError(f"module 'codegym.suite' has no attribute {name!r}")

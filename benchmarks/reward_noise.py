@@ -1,0 +1,153 @@
+"""How noisy is the timed reward, and does it rank the oracle above the baseline? (TimedReward)
+
+For every task of the PerfCode and DMC-Optim suites, plays the oracle (the task's
+``perf.reference`` solution) and the baseline (its ``perf.baseline`` solution, or the
+starter when that is the baseline) N times each through
+`codegym.wrappers.TimedReward` in the local sandbox, interleaved (oracle, baseline,
+oracle, ...), and prints per task:
+
+- the reference's speedup over the baseline (median of the oracle episodes' measured
+  speedups) -- the target applies where it is >= 1.5x;
+- mean and standard deviation of the reward of each agent, and how many of its runs
+  were unscorable (too noisy: reward 0 by design);
+- P(oracle > baseline): the fraction of runs (pairs i) in which the oracle's reward
+  exceeded the baseline's. Target: >= 95 % on every task where the reference is
+  >= 1.5x faster.
+
+The baseline is measured for real (``skip_identical=False``): a baseline run compares
+the baseline with itself, so every positive speed score it earns is a false speedup.
+
+    python3 benchmarks/reward_noise.py [--quick] [--runs N] [--suites perfcode dmcoptim]
+                                       [--tasks PATTERN ...] [--mode speedup] [--json FILE]
+
+``--quick``: 3 tasks per suite (spread over the ids), 4 runs each. The full run (every task,
+10 runs) takes hours on 2 cores: each baseline run compares two ~1 s programs over
+8-16 interleaved pairs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import math
+import os
+import statistics as st
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import gymnasium as gym  # noqa: E402
+
+import codegym  # noqa: E402,F401
+from codegym.agents import BaselineAgent, OracleAgent  # noqa: E402
+from codegym.suite import load_suite  # noqa: E402
+from codegym.wrappers import TimedReward  # noqa: E402
+
+TARGET_SPEEDUP = 1.5
+TARGET_RATE = 0.95
+
+
+def play(env, agent, task_id: str) -> tuple[float, dict]:
+    obs, info = env.reset(options={"task_id": task_id})
+    agent.reset(task=env.unwrapped.task)
+    term = trunc = False
+    r = 0.0
+    while not (term or trunc):
+        obs, r, term, trunc, info = env.step(agent.act(obs, {**info, "files": env.unwrapped.workspace.files}))
+    return float(r), info.get("timing") or {}
+
+
+def fmt(xs: list[float]) -> str:
+    if not xs:
+        return "-"
+    sd = st.stdev(xs) if len(xs) > 1 else 0.0
+    return f"{st.mean(xs):.3f} ± {sd:.3f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="3 tasks per suite, 4 runs each")
+    ap.add_argument("--runs", type=int, default=None, help="runs per agent and task (default 10)")
+    ap.add_argument("--suites", nargs="+", default=["perfcode", "dmcoptim"])
+    ap.add_argument("--tasks", nargs="+", default=None, help="task id patterns (shell style)")
+    ap.add_argument("--max-tasks", type=int, default=None, help="tasks per suite")
+    ap.add_argument("--mode", default="speedup", choices=["speedup", "percentile", "interpolate"])
+    ap.add_argument("--metric", default=None, choices=["cpu", "wall", "instructions"])
+    ap.add_argument("--json", default=None, help="write the per-task results here")
+    args = ap.parse_args(argv)
+    runs = args.runs or (4 if args.quick else 10)
+    max_tasks = args.max_tasks or (3 if args.quick else None)
+
+    rows = []
+    t_start = time.monotonic()
+    print(f"TimedReward(mode={args.mode}) -- {runs} runs per agent and task; "
+          f"sandbox: local; cpus: {os.cpu_count()}; load: {os.getloadavg()[0]:.1f}", flush=True)
+    for suite_name in args.suites:
+        suite = load_suite(suite_name)
+        tasks = [t for t in suite if not args.tasks or any(fnmatch.fnmatchcase(t.id, p) for p in args.tasks)]
+        if max_tasks and len(tasks) > max_tasks:  # spread over the suite (languages, sizes)
+            step = len(tasks) / max_tasks
+            tasks = [tasks[int(i * step)] for i in range(max_tasks)]
+        env = TimedReward(gym.make("codegym/Suite-v0", suite=suite_name, early_exit=True),
+                          mode=args.mode, metric=args.metric, skip_identical=False)
+        for task in tasks:
+            t0 = time.monotonic()
+            oracle, base, speedups = [], [], []
+            uns_o = uns_b = 0
+            reasons: list[str] = []
+            # the task's own reference and baseline (DMC-Optim names solutions by complexity;
+            # its episodes start from an empty file, so the baseline is a named solution)
+            oracle_agent = OracleAgent(solution=task.reference_name or "reference")
+            baseline_agent = (OracleAgent(solution=task.baseline_name) if task.baseline_name
+                              else BaselineAgent())
+            for i in range(runs):
+                r, t = play(env, oracle_agent, task.id)
+                oracle.append(r)
+                uns_o += not t.get("scorable", True)
+                if not t.get("scorable", True):
+                    reasons.append("oracle: " + t.get("reason", "")[:300])
+                if t.get("speedup") is not None:
+                    speedups.append(t["speedup"])
+                r, t = play(env, baseline_agent, task.id)
+                base.append(r)
+                uns_b += not t.get("scorable", True)
+                if not t.get("scorable", True):
+                    reasons.append("baseline: " + t.get("reason", "")[:300])
+            wins = sum(o > b for o, b in zip(oracle, base)) / runs
+            sp = st.median(speedups) if speedups else math.nan
+            row = {"task": task.id, "speedup": sp, "oracle": oracle, "baseline": base, "p_win": wins,
+                   "unscorable_oracle": uns_o, "unscorable_baseline": uns_b,
+                   "target": (wins >= TARGET_RATE) if sp >= TARGET_SPEEDUP else None,
+                   "false_speedups": sum(b > env.correct_reward for b in base),
+                   "elapsed_s": time.monotonic() - t0, "reasons": reasons[:4]}
+            rows.append(row)
+            print(f"  {task.id:34s} speedup {sp:7.1f}x  oracle {fmt(oracle):15s} baseline {fmt(base):15s} "
+                  f"unscorable {uns_o}/{uns_b}  P(o>b) {wins:5.0%}  ({row['elapsed_s']:.0f}s)", flush=True)
+            for reason in reasons[:2]:
+                print(f"      {reason}", flush=True)
+        env.close()
+
+    print()
+    head = ("task", "ref speedup", "oracle reward", "baseline reward", "unscorable o/b", "false speedups",
+            "P(oracle>baseline)", "target")
+    print("| " + " | ".join(head) + " |")
+    print("|" + "|".join("---" for _ in head) + "|")
+    for row in rows:
+        tgt = "n/a (<1.5x)" if row["target"] is None else ("met" if row["target"] else "MISSED")
+        print(f"| {row['task']} | {row['speedup']:.1f}x | {fmt(row['oracle'])} | {fmt(row['baseline'])} | "
+              f"{row['unscorable_oracle']}/{row['unscorable_baseline']} | {row['false_speedups']}/{runs} | "
+              f"{row['p_win']:.0%} | {tgt} |")
+    checked = [r for r in rows if r["target"] is not None]
+    met = sum(r["target"] for r in checked)
+    print(f"\ntarget (P >= {TARGET_RATE:.0%} where the reference is >= {TARGET_SPEEDUP}x faster): "
+          f"met on {met}/{len(checked)} tasks; {time.monotonic() - t_start:.0f} s in all")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(rows, fh, indent=1)
+    return 0 if met == len(checked) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,319 @@
+"""`StagedReward` (RLPF): failures ordered by how far execution got, correct programs by speed.
+
+This module owns the staged reward: `StageValues` (the configurable values and weights),
+`classify(report)` (which stage a judge report is in), `improvement(...)` (the relative
+improvement from the baseline toward the reference), `staged_reward(...)` (the formula,
+a pure function of a report and times) and the `StagedReward` wrapper that applies it
+to the episode's final judge report, measuring times with `codegym.timing` through the
+helpers of `codegym.wrappers.timed`.
+
+Defaults (what each outcome earns):
+
+=====================================================  ====================================
+outcome                                                reward
+=====================================================  ====================================
+no code (missing, blank or only comments)              0.00
+syntax / compile error                                 0.10
+runtime error or timeout on every test that ran        0.20
+wrong answer, k of n tests passed                      0.30 + 0.30 * k/n   (0.30 ... < 0.60)
+correct, not measurably faster than the baseline       0.60
+correct, relative improvement I toward the reference   0.60 + 0.40 * clip(I, 0, 1)
+correct, as fast as the reference (I = 1)              1.00
+correct, faster than the reference                     1.00 + 0.10 * clip(log2(t_ref / t), 0, 1)
+                                                       (at most 1.10, from 2x the reference)
+judge failure (sandbox_error): not a verdict           0.00, ``info["staged"]["scorable"]`` False
+=====================================================  ====================================
+
+with ``I = (t_baseline - t) / (t_baseline - t_reference)``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Mapping
+
+import gymnasium as gym
+
+from codegym.wrappers.timed import (TimingSettings, Unscorable, baseline_name, check_perf_split,
+                                    is_final, measure_workload, measurement_value, merge_reports,
+                                    perf_workload, recorded_runtimes, reference_name, set_component,
+                                    solution_measurement)
+
+STAGES = ("no_code", "compile_error", "runtime_error", "wrong_answer", "correct", "sandbox_error")
+#: case statuses that mean "it ran but crashed or ran out of a resource"
+RUNTIME_STATUSES = frozenset({"runtime_error", "timeout", "memory_limit", "output_limit"})
+RUNTIME_SOURCES = ("auto", "recorded", "measured")
+
+
+@dataclass(frozen=True)
+class StageValues:
+    """Values and weights of the staged reward (see the module table).
+
+    no_code, compile_error, runtime_error   value of each failure stage
+    wrong_answer                            value of a wrong answer with no test passed
+    wrong_answer_weight                     added times the fraction of tests passed
+    correct                                 value of a correct program no faster than the baseline
+    speed_weight                            added times clip(I, 0, 1)
+    bonus, bonus_speedup                    beyond the reference: + bonus * clip(log(t_ref/t) /
+                                            log(bonus_speedup), 0, 1)
+    sandbox_error                           value of a report that is not a verdict
+
+    The order no_code < compile_error < runtime_error < wrong_answer and
+    wrong_answer + wrong_answer_weight <= correct is checked: it is the point of the reward.
+    """
+
+    no_code: float = 0.0
+    compile_error: float = 0.1
+    runtime_error: float = 0.2
+    wrong_answer: float = 0.3
+    wrong_answer_weight: float = 0.3
+    correct: float = 0.6
+    speed_weight: float = 0.4
+    bonus: float = 0.1
+    bonus_speedup: float = 2.0
+    sandbox_error: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (self.no_code < self.compile_error < self.runtime_error < self.wrong_answer):
+            raise ValueError("stage values must increase: no_code < compile_error < runtime_error "
+                             f"< wrong_answer (got {self.no_code}, {self.compile_error}, "
+                             f"{self.runtime_error}, {self.wrong_answer})")
+        if self.wrong_answer_weight <= 0:
+            raise ValueError("wrong_answer_weight must be > 0 (more tests passed must earn more)")
+        if self.wrong_answer + self.wrong_answer_weight > self.correct + 1e-12:
+            raise ValueError("wrong_answer + wrong_answer_weight must be <= correct "
+                             "(a wrong program may not out-earn a correct one)")
+        if self.speed_weight < 0 or self.bonus < 0:
+            raise ValueError("speed_weight and bonus must be >= 0")
+        if not self.bonus_speedup > 1:
+            raise ValueError("bonus_speedup must be > 1")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def classify(report: Mapping[str, Any]) -> tuple[str, float]:
+    """(stage, fraction of tests passed) of a judge report (dict of `JudgeReport.to_dict`).
+
+    A program that ran and failed is in ``runtime_error`` when no test passed and every
+    test that was evaluated crashed or ran out of a resource (the first failing case's
+    status when the report lists no cases), else in ``wrong_answer``.
+    """
+    verdict = report.get("verdict")
+    passed = int(report.get("passed") or 0)
+    total = int(report.get("total") or 0)
+    frac = passed / total if total else 0.0
+    if verdict == "accepted":
+        return "correct", 1.0
+    if verdict in ("no_code", "compile_error", "sandbox_error"):
+        return verdict, 0.0
+    if passed == 0:
+        cases = [c for c in report.get("cases") or () if c.get("status") not in ("skipped", "passed")]
+        statuses = {c.get("status") for c in cases} if cases else {verdict}
+        if statuses <= RUNTIME_STATUSES:
+            return "runtime_error", 0.0
+    return "wrong_answer", frac
+
+
+@dataclass
+class PerfTimes:
+    """Times of the candidate, the baseline and the reference in one unit.
+
+    rel_noise: relative half-width of each one's CI (0 for recorded values).
+    """
+
+    t: float
+    t_baseline: float
+    t_reference: float
+    unit: str = "s"
+    source: str = "measured"
+    noise: float = 0.0
+    noise_baseline: float = 0.0
+    noise_reference: float = 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def improvement(times: PerfTimes, noise_gate: bool = True) -> tuple[float, float]:
+    """(I, log2 speedup over the reference) of the candidate.
+
+    ``I = (t_baseline - t) / (t_baseline - t_reference)``; with `noise_gate`, I is 0 unless
+    the candidate is faster than the baseline by more than their combined relative noise
+    (hypot of the CIs' relative half-widths), and the speedup over the reference counts only
+    beyond its noise the same way.
+    """
+    t, tb, tr = times.t, times.t_baseline, times.t_reference
+    if not (t > 0 and tb > 0 and tr > 0):
+        return 0.0, 0.0
+    span = tb - tr
+    imp = (tb - t) / span if span > 0 else (1.0 if t <= tr else 0.0)
+    if noise_gate and tb / t - 1.0 <= math.hypot(times.noise, times.noise_baseline):
+        imp = min(imp, 0.0)
+    beyond = math.log2(tr / t) if t < tr else 0.0
+    if noise_gate and tr / t - 1.0 <= math.hypot(times.noise, times.noise_reference):
+        beyond = 0.0
+    return imp, beyond
+
+
+def staged_reward(report: Mapping[str, Any], times: PerfTimes | None = None,
+                  values: StageValues = StageValues(), noise_gate: bool = True) -> tuple[float, dict]:
+    """(reward, details) of a judge report, with the candidate's `times` for a correct one
+    (None: speed unknown, the correct program earns ``values.correct``)."""
+    stage, frac = classify(report)
+    details: dict[str, Any] = {"stage": stage, "fraction": frac, "improvement": None,
+                               "log2_speedup_over_reference": None}
+    if stage == "wrong_answer":
+        return values.wrong_answer + values.wrong_answer_weight * frac, details
+    if stage != "correct":
+        return float(getattr(values, stage)), details
+    r = values.correct
+    if times is not None:
+        imp, beyond = improvement(times, noise_gate)
+        details["improvement"], details["log2_speedup_over_reference"] = imp, beyond
+        r += values.speed_weight * min(1.0, max(0.0, imp))
+        if beyond > 0:
+            r += values.bonus * min(1.0, beyond / math.log2(values.bonus_speedup))
+    return r, details
+
+
+def _rel_noise(m) -> float:
+    get = (lambda k: m.get(k)) if isinstance(m, Mapping) else (lambda k: getattr(m, k, None))
+    v = get("rel_ci")
+    if v is None or not math.isfinite(v):
+        v = get("cv")
+    return float(v) if v is not None and math.isfinite(v) else 0.0
+
+
+class StagedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """RLPF staged reward on the step that submits (earlier steps pass the env's reward).
+
+    Failures are ordered by how far execution got (no code < compile error < runtime
+    error or timeout on every test < wrong answer scaled by the fraction of tests passed);
+    correct programs are ranked by their relative improvement
+    ``I = (t_baseline - t) / (t_baseline - t_reference)`` from the baseline toward the
+    expert reference, clipped to [0, 1], with a bonus beyond the reference. See the
+    module docstring for the default values (every one is a constructor argument).
+
+    Times: the candidate's measurement on the perf split is ``info["judge"]["timing"]``
+    when the env measured it (``CodeEnv(timing=True)``), else it is measured here in the
+    env's sandbox (`codegym.timing.measure`). The baseline's and reference's come from the
+    task's recorded ``perf.runtimes`` (normalised by their ``_calibration`` entry when
+    present) or are measured here and cached per task content hash (``runtimes``:
+    ``"auto"`` prefers recorded ones). With ``noise_gate`` a speedup within the combined
+    measurement noise counts as none. Correctness on the perf split is checked (one judge
+    run) unless the env judged it; failing it puts the program among the wrong answers.
+
+    ``info["staged"]``: stage, fraction, improvement, times (t, t_baseline, t_reference,
+    unit, source), scorable, reason. ``info["reward_components"]["staged"]``: the reward.
+
+    Example:
+        >>> import gymnasium as gym, codegym
+        >>> from codegym.wrappers import StagedReward
+        >>> env = StagedReward(gym.make("codegym/PerfCode-v0", early_exit=True))
+        >>> obs, info = env.reset(options={"task_id": "perfcode/py-range-count"})
+        >>> obs, r, term, trunc, info = env.step("```python\\nprint(\\n```\\nsubmit")  # no compile
+        >>> info["staged"]["stage"], r
+        ('compile_error', 0.1)
+    """
+
+    def __init__(self, env: gym.Env, no_code: float = 0.0, compile_error: float = 0.1,
+                 runtime_error: float = 0.2, wrong_answer: float = 0.3, wrong_answer_weight: float = 0.3,
+                 correct: float = 0.6, speed_weight: float = 0.4, bonus: float = 0.1,
+                 bonus_speedup: float = 2.0, sandbox_error: float = 0.0, timed: bool = True,
+                 runtimes: str = "auto", metric: str | None = None, repeats: int = 5, warmups: int = 1,
+                 min_of: int = 1, budget_s: float = 60.0, noise_gate: bool = True,
+                 check_perf: bool = True):
+        if runtimes not in RUNTIME_SOURCES:
+            raise ValueError(f"runtimes must be one of {RUNTIME_SOURCES}, not {runtimes!r}")
+        values = StageValues(no_code=no_code, compile_error=compile_error, runtime_error=runtime_error,
+                             wrong_answer=wrong_answer, wrong_answer_weight=wrong_answer_weight,
+                             correct=correct, speed_weight=speed_weight, bonus=bonus,
+                             bonus_speedup=bonus_speedup, sandbox_error=sandbox_error)
+        gym.utils.RecordConstructorArgs.__init__(
+            self, **values.to_dict(), timed=timed, runtimes=runtimes, metric=metric, repeats=repeats,
+            warmups=warmups, min_of=min_of, budget_s=budget_s, noise_gate=noise_gate,
+            check_perf=check_perf)
+        gym.Wrapper.__init__(self, env)
+        self.values = values
+        self.timed = timed
+        self.runtimes = runtimes
+        self.noise_gate = noise_gate
+        self.check_perf = check_perf
+        self.settings = TimingSettings(metric=metric, repeats=int(repeats), max_pairs=int(repeats),
+                                       warmups=int(warmups), min_of=int(min_of), budget_s=float(budget_s))
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if not is_final(info):
+            return obs, reward, terminated, truncated, info
+        info = dict(info)
+        reward, details = self.score(info)
+        info["staged"] = details
+        set_component(info, "staged", reward)
+        return obs, reward, terminated, truncated, info
+
+    def score(self, info: Mapping[str, Any]) -> tuple[float, dict]:
+        """(reward, info["staged"]) of a final step's info."""
+        t0 = time.monotonic()
+        base = self.env.unwrapped
+        report = info["judge"]
+        files = base.workspace.files  # info["files"] is the snapshot before the step's edit
+        language = info.get("language") or base.language
+        if report.get("verdict") == "accepted" and self.check_perf:
+            report = merge_reports(report, check_perf_split(self.env, report, files, language))
+        times, reason = None, ""
+        if report.get("verdict") == "accepted" and self.timed:
+            try:
+                times = self.times(base.task, report, files, language)
+            except Unscorable as e:
+                reason = f"speed not scored: {e}"
+        reward, details = staged_reward(report, times, self.values, self.noise_gate)
+        details["times"] = times.to_dict() if times is not None else None
+        details["scorable"] = details["stage"] != "sandbox_error" and not reason
+        details["reason"] = reason or ("the judge failed (sandbox_error): not a verdict"
+                                       if details["stage"] == "sandbox_error" else "")
+        details["reward"] = reward
+        details["elapsed_s"] = time.monotonic() - t0
+        return reward, details
+
+    def times(self, task, report: Mapping[str, Any], files, language: str) -> PerfTimes:
+        """The candidate's, baseline's and reference's times in one unit (see the class doc)."""
+        sb = self.env.unwrapped.sandbox
+        metric = self.settings.metric_for(task)
+        b, r = baseline_name(task), reference_name(task)
+        if r is None:
+            raise Unscorable(f"task {task.id} has no reference solution")
+        cand = report.get("timing")
+        if not (isinstance(cand, Mapping) and cand.get("ok") and cand.get("metric") == metric):
+            cand = measure_workload(sb, perf_workload(task, files, language, sb), self.settings, metric)
+        rt, cal = recorded_runtimes(task)
+        use_recorded = self.runtimes == "recorded" or (self.runtimes == "auto" and b in rt and r in rt)
+        if use_recorded:
+            if b not in rt or r not in rt:
+                raise Unscorable(f"task {task.id} has no recorded runtimes of {b!r} and {r!r}")
+            if metric != "instructions" and cal and measurement_value(cand, "normalized"):
+                unit, tb, tr = "normalized", rt[b] / cal, rt[r] / cal
+            else:
+                unit, tb, tr = ("instructions" if metric == "instructions" else "s"), rt[b], rt[r]
+            t = measurement_value(cand, unit)
+            return PerfTimes(t=t, t_baseline=tb, t_reference=tr, unit=unit, source="recorded",
+                             noise=_rel_noise(cand))
+        mb = solution_measurement(task, b, sb, self.settings)
+        mr = solution_measurement(task, r, sb, self.settings)
+        if metric == "instructions":
+            unit = "instructions"
+        elif all(measurement_value(m, "normalized") for m in (cand, mb, mr)):
+            unit = "normalized"
+        else:
+            unit = "s"
+        return PerfTimes(t=measurement_value(cand, unit), t_baseline=measurement_value(mb, unit),
+                         t_reference=measurement_value(mr, unit), unit=unit, source="measured",
+                         noise=_rel_noise(cand), noise_baseline=_rel_noise(mb),
+                         noise_reference=_rel_noise(mr))
+
+
+__all__ = ["StagedReward", "StageValues", "PerfTimes", "classify", "improvement", "staged_reward",
+           "STAGES"]
