@@ -305,7 +305,9 @@ solutions:
 """
 PY_FILES = {
     "baseline.py": "import sys\nn = int(sys.stdin.readline())\ns = 0\nfor i in range(n):\n    s += i * i\nprint(s)\n",
-    "middle.py": "import sys\nn = int(sys.stdin.readline())\nprint(sum(map(int.__mul__, range(n), range(n))))\n",
+    # clearly faster than the baseline and slower than the reference: closed form per block of 64
+    "middle.py": ("import sys\nn = int(sys.stdin.readline())\nf = lambda k: (k - 1) * k * (2 * k - 1) // 6\n"
+                  "s = 0\nfor b in range(0, n, 64):\n    s += f(min(n, b + 64)) - f(b)\nprint(s)\n"),
     "reference.py": "import sys\nn = int(sys.stdin.readline())\nprint((n - 1) * n * (2 * n - 1) // 6)\n",
     "below3.py": "import sys\nn = int(sys.stdin.readline())\nprint((n - 1) * n * (2 * n - 1) // 6 if n < 3 else 7)\n",
     "below2.py": "import sys\nn = int(sys.stdin.readline())\nprint((n - 1) * n * (2 * n - 1) // 6 if n < 2 else 7)\n",
