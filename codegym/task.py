@@ -1304,8 +1304,9 @@ def read_suite_file(path: Path) -> _SuiteDefaults:
             else:
                 meta = raw_meta
                 for k in meta:
-                    if k not in ("description", "name"):
-                        doc.err((SUITE_META_KEY, k), f"unknown field {k!r}; allowed: description, name")
+                    if k not in ("description", "name", "reward"):
+                        doc.err((SUITE_META_KEY, k),
+                                f"unknown field {k!r}; allowed: description, name, reward")
             if "id" in defaults:
                 doc.err(("id",), "a suite cannot give a default id (ids must be unique)")
                 defaults.pop("id")

@@ -200,3 +200,26 @@ def test_cli_run_writes_records(tmp_path):
     assert rc == 0
     recs = [json.loads(l) for l in out.read_text().splitlines()]
     assert len(recs) == 4 and {r["agent"] for r in recs} == {"oracle", "baseline"}
+
+
+def test_protected_paths_are_refused_with_feedback():
+    env = _env(protected=["tests/*"]).unwrapped
+    _, info = env.reset(options={"task_id": "examples/digit-sum-queries"})
+    action = render_action({"tests/test_x.py": "assert True\n"}, "code_block", info["files"], env.main_file)
+    obs, r, term, trunc, info = env.step(action)
+    assert info["error"] and "tests/test_x.py" in info["error"] and not term
+    assert "tests/test_x.py" not in env.workspace.files
+    env.close()
+
+
+def test_baseline_and_oracle_use_named_solutions_on_dmcoptim():
+    env = gym.make("codegym/DMCOptim-v0", early_exit=True)
+    tid = "dmcoptim/ledger-target"
+    task = env.unwrapped._by_id[tid]
+    base = run_episode(env, BaselineAgent(), options={"task_id": tid})
+    orac = run_episode(env, OracleAgent(), options={"task_id": tid})
+    assert base["verdict"] == orac["verdict"] == "accepted"
+    main = task.main_file
+    assert task.solution(task.baseline_name).files[main].strip() in base["steps"][0]["action"]
+    assert task.solution(task.reference_name).files[main].strip() in orac["steps"][0]["action"]
+    env.close()

@@ -24,7 +24,8 @@ class OracleAgent:
     Args:
         format: edit format to write it in (``code_block``, ``unified_diff``,
             ``search_replace``, ``tool_call``).
-        solution: name of the task solution to write (default ``reference``).
+        solution: name of the task solution to write (default: the task's reference,
+            ``perf.reference``, else ``reference``).
         submit_turn: 1 = write and submit in one action; 2 = write, then submit.
 
     >>> agent = OracleAgent(format="unified_diff")
@@ -32,7 +33,7 @@ class OracleAgent:
 
     name = "oracle"
 
-    def __init__(self, format: str = "code_block", solution: str = "reference", submit_turn: int = 1):
+    def __init__(self, format: str = "code_block", solution: str | None = None, submit_turn: int = 1):
         if format not in EDIT_FORMATS:
             raise ValueError(f"format must be one of {EDIT_FORMATS}")
         self.format = format
@@ -53,7 +54,8 @@ class OracleAgent:
             return "submit"
         language = info.get("language")
         main_file = info.get("main_file") or self.task.main_file_for(language)
-        _, files = task_language_files(self.task, language, self.solution)
+        name = self.solution or self.task.reference_name or "reference"
+        _, files = task_language_files(self.task, language, name)
         current = info.get("files")
         if current is None:
             current = self.task.starter_files() if language in (None, self.task.language) else {}
@@ -65,15 +67,35 @@ class OracleAgent:
 
 
 class BaselineAgent:
-    """Submits the starter unchanged."""
+    """Submits the task's baseline: the starter unchanged, or the named baseline solution
+    (``perf.baseline``) when the task has one (e.g. DMC-Optim's slowest solution)."""
 
     name = "baseline"
 
+    def __init__(self, format: str = "code_block"):
+        self.format = format
+        self.task = None
+        self._turn = 0
+
     def reset(self, task: Any = None, seed: int | None = None) -> None:
-        pass
+        self.task = task
+        self._turn = 0
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
-        return "submit"
+        self._turn += 1
+        task = self.task
+        if self._turn > 1 or task is None or getattr(task, "baseline_name", None) is None:
+            return "submit"
+        language = info.get("language")
+        lang, files = task_language_files(task, language, task.baseline_name)
+        if language is not None and lang != language:
+            return "submit"
+        current = info.get("files") or {}
+        changes = {p: c for p, c in files.items() if current.get(p) != c}
+        if not changes:
+            return "submit"
+        main_file = info.get("main_file") or task.main_file_for(language)
+        return render_action(changes, self.format, current, main_file, submit=True)
 
 
 class ReplayAgent:

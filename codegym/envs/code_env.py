@@ -80,6 +80,8 @@ class CodeEnv(gym.Env[str, str]):
         sampler: object with ``sample(rng, tasks) -> Task`` (and optionally
             ``update(task_id, reward)``), e.g. a curriculum.
         early_exit: stop judging the hidden tests at the first failure (training speed).
+        protected: glob patterns of files the agent may not edit (tests, timing harness);
+            edits to them are refused with feedback. ``options["protected"]`` adds more.
         render_mode: ``"ansi"`` or None.
     """
 
@@ -90,7 +92,8 @@ class CodeEnv(gym.Env[str, str]):
                  auto_submit: bool = True, formats: Sequence[str] | None = None,
                  language: str | None = None, reward: str = "pass_fraction",
                  timing: bool | str = False, sandbox: Any = None, sampler: Any = None,
-                 early_exit: bool = False, render_mode: str | None = None,
+                 early_exit: bool = False, protected: Sequence[str] = (),
+                 render_mode: str | None = None,
                  max_observation_chars: int = MAX_OBSERVATION_CHARS):
         if max_turns < 1:
             raise ValueError("max_turns must be >= 1")
@@ -124,6 +127,7 @@ class CodeEnv(gym.Env[str, str]):
         self._sandbox = None
         self.sampler = sampler
         self.early_exit = early_exit
+        self.protected = tuple(protected)
         self.render_mode = render_mode
         self.max_observation_chars = max_observation_chars
         self.observation_space = CodeText(max_observation_chars)
@@ -218,7 +222,8 @@ class CodeEnv(gym.Env[str, str]):
         self.main_file = task.main_file_for(language) or "main.py"
         if self.workspace is not None:
             self.workspace.close()
-        self.workspace = Workspace.in_memory(self._starter(task, language))
+        protected = tuple(dict.fromkeys((*self.protected, *options.get("protected", ()))))
+        self.workspace = Workspace.in_memory(self._starter(task, language), protected=protected)
         self.turn = 0
         self.done = False
         self.last_report = None

@@ -289,7 +289,7 @@ class StagedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         cand = report.get("timing")
         if not (isinstance(cand, Mapping) and cand.get("ok") and cand.get("metric") == metric):
             cand = measure_workload(sb, perf_workload(task, files, language, sb), self.settings, metric)
-        rt, cal = recorded_runtimes(task)
+        rt, cal = recorded_runtimes(task, metric)
         use_recorded = self.runtimes == "recorded" or (self.runtimes == "auto" and b in rt and r in rt)
         if use_recorded:
             if b not in rt or r not in rt:

@@ -237,9 +237,15 @@ def solution_measurement(task, name: str, sandbox, settings: TimingSettings | No
     return _cached(sandbox, key, compute)
 
 
-def recorded_runtimes(task) -> tuple[dict[str, float], float | None]:
-    """(runtimes by name without the calibration entry, recording calibration or None)."""
+def recorded_runtimes(task, metric: str | None = None) -> tuple[dict[str, float], float | None]:
+    """(runtimes by name without the calibration entry, recording calibration or None).
+
+    From the task's ``perf.runtimes``, else from its suite's ``runtimes.json`` written by
+    ``codegym tasks calibrate`` (only when recorded for this content hash and metric)."""
     rt = dict(task.perf.runtimes or {})
+    if not rt:
+        from codegym.runtimes import perf_runtimes
+        rt = dict(perf_runtimes(task, metric=metric) or {})
     cal = rt.pop(CALIBRATION_KEY, None)
     return rt, (float(cal) if cal else None)
 
@@ -270,7 +276,7 @@ def runtime_distribution(task, sandbox, settings: TimingSettings | None = None,
         raise ValueError(f"source must be one of {DISTRIBUTION_SOURCES}, not {source!r}")
     settings = settings or TimingSettings()
     metric = settings.metric_for(task)
-    rt, cal = recorded_runtimes(task)
+    rt, cal = recorded_runtimes(task, metric)
     if source == "recorded" or (source == "auto" and rt):
         if not rt:
             raise Unscorable(f"task {task.id} has no recorded runtimes (perf.runtimes)")
