@@ -206,6 +206,63 @@ class CodeEnv(gym.Env[str, str]):
         # another language than the starter's: an empty main file in that language
         return {self.main_file: ""}
 
+    # ------------------------------------------------------------------ step pieces
+    # (shared with subclasses such as codegym.envs.swe_env.SWEEnv)
+
+    def _begin_step(self, action: Any) -> tuple[str, dict[str, Any]]:
+        """Check the episode is live, count the turn; returns (action text, fresh info)."""
+        if self.task is None or self.workspace is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        if self.done:
+            raise gym.error.ResetNeeded("the episode is over; call reset()")
+        if not isinstance(action, str):
+            action = str(action)
+        self.turn += 1
+        info = self._base_info()
+        info["action_chars"] = len(action)
+        return action, info
+
+    @staticmethod
+    def _edits_info(parsed: Any, extra_calls: Sequence[Any] = ()) -> dict[str, Any]:
+        """``info["edits"]``: formats used, exact spans, tool calls (in text order), warnings."""
+        calls = sorted([*parsed.tool_calls, *extra_calls], key=lambda t: t.start) if extra_calls \
+            else parsed.tool_calls
+        return {"formats": list(parsed.formats_used),
+                "spans": [dict(path=s.path, start=s.start, end=s.end, format=s.format)
+                          for s in parsed.edit_spans],
+                "tool_calls": [dict(name=t.name, arguments=t.arguments) for t in calls],
+                "warnings": list(parsed.warnings)}
+
+    def _apply_edits(self, parsed: Any, action: str, before: Mapping[str, str],
+                     info: dict[str, Any], lines: list[str]) -> str | None:
+        """Apply a parsed action's changes to the workspace and fill ``info`` with the step's
+        diff, cumulative diff and diff units (with action spans); appends feedback to
+        `lines`. Returns the error (parse or apply), also stored in ``info["error"]``."""
+        error = parsed.error
+        if error is None and parsed.changes:
+            try:
+                step_diff = self.workspace.apply(parsed.changes)
+            except WorkspaceError as e:
+                error = f"the edit was not applied: {e}"
+            else:
+                after = self.workspace.files
+                info["diff"] = step_diff.text
+                info["files"] = after
+                if info["diff"]:  # unchanged steps keep the cached cumulative diff
+                    self._cumulative_diff = self.workspace.cumulative_diff()
+                info["cumulative_diff"] = self._cumulative_diff
+                units = split_units(step_diff.old_files, step_diff.new_files)
+                if parsed.edit_blocks:
+                    spans = [EditSpan(**b.diff_span_kwargs()) for b in parsed.edit_blocks]
+                    units = attach_spans(units, action, spans, new_files=after, old_files=before)
+                info["diff_units"] = [u.to_dict() for u in units]
+                lines.append(f"Edit applied ({len(step_diff.paths)} file(s) changed)." if info["diff"]
+                             else "Edit applied, but it changed nothing.")
+        if error is not None:
+            info["error"] = error
+            lines.append("Your action could not be used: " + error)
+        return error
+
     # ------------------------------------------------------------------ gymnasium API
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -235,48 +292,12 @@ class CodeEnv(gym.Env[str, str]):
         return self._observe(obs), info
 
     def step(self, action: str):
-        if self.task is None or self.workspace is None:
-            raise gym.error.ResetNeeded("call reset() before step()")
-        if self.done:
-            raise gym.error.ResetNeeded("the episode is over; call reset()")
-        if not isinstance(action, str):
-            action = str(action)
-        self.turn += 1
-        info = self._base_info()
-        info["action_chars"] = len(action)
+        action, info = self._begin_step(action)
         before = self.workspace.files
         parsed = parse_action(action, before, self.main_file, self.formats)
-        info["edits"] = {"formats": list(parsed.formats_used),
-                         "spans": [dict(path=s.path, start=s.start, end=s.end, format=s.format)
-                                   for s in parsed.edit_spans],
-                         "tool_calls": [dict(name=t.name, arguments=t.arguments)
-                                        for t in parsed.tool_calls],
-                         "warnings": list(parsed.warnings)}
+        info["edits"] = self._edits_info(parsed)
         lines: list[str] = [f"## Turn {self.turn}/{self.max_turns}"]
-        error = parsed.error
-        if error is None and parsed.changes:
-            try:
-                step_diff = self.workspace.apply(parsed.changes)
-            except WorkspaceError as e:
-                error = f"the edit was not applied: {e}"
-            else:
-                after = self.workspace.files
-                info["diff"] = step_diff.text
-                info["files"] = after
-                if info["diff"]:
-                    self._cumulative_diff = self.workspace.cumulative_diff()
-                info["cumulative_diff"] = self._cumulative_diff
-                units = split_units(step_diff.old_files, step_diff.new_files)
-                if parsed.edit_blocks:
-                    spans = [EditSpan(**b.diff_span_kwargs()) for b in parsed.edit_blocks]
-                    units = attach_spans(units, action, spans, new_files=after, old_files=before)
-                info["diff_units"] = [u.to_dict() for u in units]
-                n_files = len(step_diff.paths) if hasattr(step_diff, "paths") else len(parsed.changes)
-                lines.append(f"Edit applied ({n_files} file(s) changed)." if info["diff"]
-                             else "Edit applied, but it changed nothing.")
-        if error is not None:
-            info["error"] = error
-            lines.append("Your action could not be used: " + error)
+        error = self._apply_edits(parsed, action, before, info, lines)
         # non-edit tools
         run_tests = False
         for call in parsed.tool_calls if error is None else ():

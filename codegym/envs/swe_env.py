@@ -48,10 +48,8 @@ import gymnasium as gym
 
 from codegym import swe
 from codegym.actions import ParsedAction, parse_action, view_file
-from codegym.diffs import EditSpan, attach_spans, split_units
 from codegym.envs import feedback as fb
 from codegym.envs.code_env import CodeEnv
-from codegym.workspace import WorkspaceError
 
 __all__ = ["SWEEnv", "RepoCall", "extract_repo_tools", "REPO_TOOLS", "ENV_KWARGS"]
 
@@ -429,15 +427,7 @@ class SWEEnv(CodeEnv):
         return self._observe(self._prompt()), info
 
     def step(self, action: str):
-        if self.task is None or self.workspace is None:
-            raise gym.error.ResetNeeded("call reset() before step()")
-        if self.done:
-            raise gym.error.ResetNeeded("the episode is over; call reset()")
-        if not isinstance(action, str):
-            action = str(action)
-        self.turn += 1
-        info = self._base_info()
-        info["action_chars"] = len(action)
+        action, info = self._begin_step(action)
         before = info["files"]
         calls: list[RepoCall] = []
         rest, tool_error = action, None
@@ -451,36 +441,9 @@ class SWEEnv(CodeEnv):
             parsed = parse_action(rest, before, "", self.formats)
             if calls and parsed.error and parsed.error.startswith(_NOTHING):
                 parsed = ParsedAction(formats_used=["tool_call"])
-        info["edits"] = {"formats": list(parsed.formats_used),
-                         "spans": [dict(path=s.path, start=s.start, end=s.end, format=s.format)
-                                   for s in parsed.edit_spans],
-                         "tool_calls": [dict(name=t.name, arguments=t.arguments)
-                                        for t in sorted([*parsed.tool_calls, *calls], key=lambda t: t.start)],
-                         "warnings": list(parsed.warnings)}
+        info["edits"] = self._edits_info(parsed, calls)
         lines: list[str] = [f"## Turn {self.turn}/{self.max_turns}"]
-        error = parsed.error
-        if error is None and parsed.changes:
-            try:
-                step_diff = self.workspace.apply(parsed.changes)
-            except WorkspaceError as e:
-                error = f"the edit was not applied: {e}"
-            else:
-                after = self.workspace.files
-                info["files"] = after
-                info["diff"] = step_diff.text
-                if info["diff"]:  # CodeEnv._base_info reports the cached value on later steps
-                    self._cumulative_diff = self.workspace.cumulative_diff()
-                info["cumulative_diff"] = self._cumulative_diff
-                units = split_units(step_diff.old_files, step_diff.new_files)
-                if parsed.edit_blocks:
-                    spans = [EditSpan(**b.diff_span_kwargs()) for b in parsed.edit_blocks]
-                    units = attach_spans(units, action, spans, new_files=after, old_files=before)
-                info["diff_units"] = [u.to_dict() for u in units]
-                lines.append(f"Edit applied ({len(step_diff.paths)} file(s) changed)." if info["diff"]
-                             else "Edit applied, but it changed nothing.")
-        if error is not None:
-            info["error"] = error
-            lines.append("Your action could not be used: " + error)
+        error = self._apply_edits(parsed, action, before, info, lines)
         run_suite = False
         if error is None:
             for call in sorted([*parsed.tool_calls, *calls], key=lambda t: t.start):
