@@ -8,6 +8,9 @@ PYTEST_ARGS ?=
 .PHONY: install demo test bench
 
 install:
+	@# torch: the CPU wheel (a bare `torch` requirement would pull a multi-GB CUDA build)
+	$(PYTHON) -c 'import torch' 2>/dev/null || $(PIP) install -q 'torch==2.13.0' || \
+		$(PIP) install -q torch --index-url https://download.pytorch.org/whl/cpu
 	$(PIP) install -q -e '.[test]'
 
 demo: install
