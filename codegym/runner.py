@@ -185,7 +185,7 @@ def register(subparsers) -> None:
                               description="Play episodes of an environment with reference agents.")
     p.add_argument("env_id", help="e.g. codegym/PerfCode-v0")
     p.add_argument("--agent", action="append",
-                   help="oracle[:FORMAT] | baseline | mutant[:KINDS] | replay:FILE (repeatable)")
+                   help="oracle[:FORMAT] | baseline | mutant[:KINDS] | replay:FILE | llm:SPEC (repeatable)")
     p.add_argument("--episodes", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", help="append episode records to this JSONL file")

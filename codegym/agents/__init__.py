@@ -1,12 +1,15 @@
 """Reference agents: oracle, baseline, replay, mutant, and the `Agent` protocol.
 
 `make_agent(spec)` builds one from a CLI spec: ``oracle``, ``oracle:unified_diff``,
-``baseline``, ``mutant``, ``mutant:crash,loop``, ``replay:FILE``.
+``baseline``, ``mutant``, ``mutant:crash,loop``, ``replay:FILE``, ``llm:SPEC`` (an
+OpenAI-compatible endpoint, e.g. ``llm:model=qwen,base_url=http://127.0.0.1:8000/v1,temperature=0.7``;
+see `codegym.agents.llm`).
 """
 
 from __future__ import annotations
 
 from codegym.agents.base import Agent
+from codegym.agents.llm import LLMAgent, LLMError
 from codegym.agents.mutant import MutantAgent
 from codegym.agents.reference import BaselineAgent, OracleAgent, ReplayAgent
 
@@ -25,12 +28,9 @@ def make_agent(spec: str, seed: int = 0):
             raise ValueError("replay needs a file: replay:FILE.jsonl")
         return ReplayAgent(arg)
     if name == "llm":
-        try:
-            from codegym.agents.llm import LLMAgent  # added with the rollout adapter
-        except ImportError:
-            raise ValueError("the LLM agent is not available in this version") from None
         return LLMAgent.from_spec(arg)
-    raise ValueError(f"unknown agent {spec!r}: use oracle[:FORMAT], baseline, mutant[:KINDS], replay:FILE")
+    raise ValueError(f"unknown agent {spec!r}: use oracle[:FORMAT], baseline, mutant[:KINDS], replay:FILE, llm:SPEC")
 
 
-__all__ = ["Agent", "OracleAgent", "BaselineAgent", "ReplayAgent", "MutantAgent", "make_agent"]
+__all__ = ["Agent", "OracleAgent", "BaselineAgent", "ReplayAgent", "MutantAgent", "LLMAgent", "LLMError",
+           "make_agent"]
