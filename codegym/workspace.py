@@ -792,6 +792,12 @@ class Workspace:
             protected = (protected,)
         self._protected: tuple[str, ...] = tuple(protected)
         self._history: list[StepDiff] = []
+        # path -> number of history steps that changed it (kept incrementally: the
+        # cumulative diff must not cost O(history) per step)
+        self._touched: dict[str, int] = {}
+        # path -> (current text, its diff from the starter): files a step did not
+        # change keep their cumulative diff
+        self._cum_cache: dict[str, tuple[str | None, str]] = {}
         # path -> (text, split_lines(text)): the last split of each file, reused
         # as the "old" side of the next diff (the cheap part of the 1 ms budget)
         self._lines: dict[str, tuple[str, list[str]]] = {}
@@ -894,12 +900,17 @@ class Workspace:
 
     def cumulative_diff(self) -> str:
         """Unified diff from the starter to the current files."""
-        touched = {c.path for step in self._history for c in step.changes}
         parts = []
-        for p in sorted(self._store.changed_paths(touched)):
-            old = self._store.starter_text(p)
+        for p in sorted(self._store.changed_paths(set(self._touched))):
             new = self._store.read(p)
-            parts.append(file_diff(p, old, new, new_lines=self._cached_lines(p, new)))
+            hit = self._cum_cache.get(p)
+            if hit is not None and (hit[0] is new or hit[0] == new):
+                parts.append(hit[1])
+                continue
+            old = self._store.starter_text(p)
+            text = file_diff(p, old, new, new_lines=self._cached_lines(p, new))
+            self._cum_cache[p] = (new, text)
+            parts.append(text)
         return "".join(parts)
 
     # -- editing ------------------------------------------------------------
@@ -985,6 +996,8 @@ class Workspace:
             lines[ch.path] = (old_l, new_l)
         step = StepDiff(version=self.version + 1, changes=tuple(planned), _lines=lines)
         self._history.append(step)
+        for ch in planned:
+            self._touched[ch.path] = self._touched.get(ch.path, 0) + 1
         return step
 
     def _check_final_layout(self, planned: list[FileChange]) -> None:
@@ -1003,6 +1016,12 @@ class Workspace:
         if not self._history:
             raise WorkspaceError("nothing to undo: the workspace is at its starting version")
         step = self._history.pop()
+        for ch in step.changes:
+            left = self._touched.get(ch.path, 0) - 1
+            if left > 0:
+                self._touched[ch.path] = left
+            else:
+                self._touched.pop(ch.path, None)
         for ch in reversed(step.changes):
             self._store.write(ch.path, ch.old)
             if ch.old is None:
@@ -1016,6 +1035,8 @@ class Workspace:
         directory, removed by `close()` or garbage collection)."""
         new = Workspace(self._store.copy(dest), self.protected)
         new._history = list(self._history)  # StepDiff records are never mutated in place
+        new._touched = dict(self._touched)
+        new._cum_cache = dict(self._cum_cache)
         new._lines = dict(self._lines)
         new._protected_cache = dict(self._protected_cache)
         return new
