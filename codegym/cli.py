@@ -28,7 +28,8 @@ import sys
 from typing import Callable, Sequence
 
 #: modules that add top-level commands: each defines ``register(subparsers)``
-COMMAND_MODULES: list[str] = ["codegym.runner", "codegym.cli_import"]
+COMMAND_MODULES: list[str] = ["codegym.runner", "codegym.cli_import", "codegym.evaluation.cli",
+                                   "codegym.images"]
 #: modules that add ``codegym tasks ...`` commands: each defines ``register_tasks(subparsers)``
 TASKS_COMMAND_MODULES: list[str] = ["codegym.calibrate"]
 

@@ -675,6 +675,8 @@ def judge(task, files: Mapping[str, str | bytes], sandbox=None, split: str = "hi
     if sandbox is None:
         from codegym.sandbox import make_sandbox
         sandbox = make_sandbox()
+    if hasattr(sandbox, "for_task"):  # backends that keep containers per task (docker)
+        sandbox = sandbox.for_task(task.id)
     try:
         cases = materialize(task, split, sandbox)
         if timing and split not in ("perf", "all"):
