@@ -82,13 +82,16 @@ def list_suites() -> list[str]:
 def resolve_suite(name_or_path: str | os.PathLike) -> Path:
     """The directory (or single file) a suite name or path refers to.
 
-    An existing path wins; otherwise the name is looked up under `tasks_roots()`.
-    Raises FileNotFoundError naming the suites that exist.
+    An existing path wins, except that a bare name (no separator, no leading ".",
+    no task-file suffix) of a bundled suite means that suite even when the current
+    directory happens to hold a folder of that name; otherwise the name is looked
+    up under `tasks_roots()`. Raises FileNotFoundError naming the suites that exist.
     """
     p = Path(name_or_path).expanduser()
-    if p.exists():
-        return p.parent if p.name == SUITE_FILE else p
     name = str(name_or_path)
+    pathlike = os.sep in name or name.startswith(".") or p.suffix in _TASK_SUFFIXES
+    if p.exists() and (pathlike or not any((r / name).is_dir() for r in tasks_roots())):
+        return p.parent if p.name == SUITE_FILE else p
     for root in tasks_roots():
         cand = root / name
         if cand.is_dir():

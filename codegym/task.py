@@ -227,6 +227,27 @@ _TaskLoader.add_implicit_resolver(
     list("-+0123456789"))
 
 
+def _unbuildable_scalar(loader: Any, node: Any) -> Any:
+    """The first scalar under `node` whose construction raises ValueError, or None."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, yaml.ScalarNode):
+            loader.recursive_objects = {}  # a failed construction leaves its node marked
+            loader.constructed_objects = {}
+            try:
+                loader.construct_object(n, deep=True)
+            except ValueError:
+                return n
+            except Exception:  # noqa: BLE001  other problems are reported elsewhere
+                continue
+        elif isinstance(n, yaml.MappingNode):
+            stack.extend(v for pair in reversed(n.value) for v in reversed(pair))
+        elif isinstance(n, yaml.SequenceNode):
+            stack.extend(reversed(n.value))
+    return None
+
+
 class _Doc:
     """One YAML document plus what the loader learnt about it: lines, files read, errors."""
 
@@ -280,6 +301,13 @@ class _Doc:
             return False
         except yaml.YAMLError as e:
             self.errors.append(TaskError(self.display, 1, "", f"YAML error: {e}"))
+            return False
+        except ValueError as e:  # a scalar that resolves but cannot be built (2026-13-01)
+            bad = _unbuildable_scalar(loader, node)
+            line = bad.start_mark.line + 1 if bad is not None else 1
+            what = f"invalid value {bad.value!r}: " if bad is not None else ""
+            at = max((loc for loc, ln in self.lines.items() if ln == line), key=len, default=())
+            self.errors.append(TaskError(self.display, line, format_path(at), f"{what}{e}"))
             return False
         finally:
             loader.dispose()

@@ -246,6 +246,17 @@ def test_wrong_type_names_file_line_and_path(tmp_path):
     assert errors_of(p) == [f"{rel(p)}:9: tests.hidden[2].stdin: expected string"]
 
 
+def test_a_date_that_resolves_but_does_not_exist_names_its_line(tmp_path):
+    p = write(tmp_path / "s" / "x.yaml", """
+        title: Echo
+        statement: Print the input.
+        metadata:
+          release_date: 2026-13-01
+        """)
+    assert errors_of(p) == [f"{rel(p)}:4: metadata.release_date: invalid value '2026-13-01': "
+                            "month must be in 1..12"]
+
+
 def test_every_error_of_a_file_is_reported(tmp_path):
     p = write(tmp_path / "s" / "x.yaml", """
         title: Many problems

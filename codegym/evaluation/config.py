@@ -1,0 +1,501 @@
+"""The eval config: the YAML of ``codegym eval CONFIG.yaml``, its validation and its plan.
+
+This module owns:
+
+- the pydantic models of an eval config (`EvalConfig`, `AgentEntry`, `SuiteEntry`,
+  `TimingConfig`, `BootstrapConfig`); errors name file, line and field exactly like
+  task files (``eval.yaml:12: suites[1].since: expected date (YYYY-MM-DD)``): the YAML is
+  read with `codegym.task`'s line-keeping loader and pydantic's errors go through the
+  same message table;
+- `load_config(path)` -> `EvalConfig` (validated, relative paths resolved against the
+  config's folder, suites loaded and filtered, so an empty filter or an unknown suite is
+  an error at the line that names it);
+- `EvalConfig.plan()` -> the `EpisodeSpec` list (the same tasks, seeds and samples for
+  every agent, agents interleaved per task so an interrupted run holds paired results);
+- `EvalConfig.fingerprint()`: hash of everything that changes a result (the config minus
+  display and output settings, the task content hashes, the codegym version), checked
+  when a run resumes.
+
+Example::
+
+    name: smoke
+    agents:
+      - oracle
+      - {name: mutant, spec: "mutant:syntax,crash,output"}
+      - {name: qwen, spec: llm, options: {model: qwen, base_url: "http://127.0.0.1:8000/v1"}}
+    suites:
+      - examples
+      - {suite: lcb, ids: [lcb/fenced-area, lcb/lamp-toggles]}
+      - {suite: lcb, since: 2026-06-01, difficulty: [hard], label: lcb-new-hard}
+    samples: 2          # n per task (seeds seed, seed+1, ...), or seeds: [3, 7]
+    max_turns: 3
+    reward: [{type: staged}]    # optional reward wrappers (codegym.wrappers.config)
+    timing: false       # or {enabled: true, repeats: 8, percentiles: [30, 50, 70]}
+    out: results/smoke
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+
+from codegym.task import (TaskError, TaskValidationError, _display, _Doc, _pydantic_message,
+                          format_path)
+
+__all__ = ["EvalConfig", "AgentEntry", "SuiteEntry", "TimingConfig", "BootstrapConfig",
+           "EpisodeSpec", "ConfigError", "redact", "redact_text", "load_config", "parse_config", "RESULT_NEUTRAL_FIELDS"]
+
+#: fields that never change a result (excluded from the fingerprint checked on resume)
+RESULT_NEUTRAL_FIELDS = ("name", "out", "workers", "progress", "bootstrap", "ks", "keep_observations",
+                         "report")
+#: keys whose values are never stored nor hashed (see `redact`)
+SECRET_KEYS = ("api_key", "headers", "token", "password", "secret")
+#: agent spec names and their classes (options: keyword arguments of the class)
+AGENT_KINDS = ("oracle", "baseline", "mutant", "replay", "llm")
+
+
+class ConfigError(TaskValidationError):
+    """Every problem of an eval config, one ``<file>:<line>: <field.path>: <problem>`` per line."""
+
+
+class _Model(BaseModel):
+    # extra="forbid": a misspelt key is an error, not a silently ignored setting
+    model_config = ConfigDict(extra="forbid")
+
+
+class AgentEntry(_Model):
+    """One agent. ``spec``: a `codegym.agents.make_agent` spec (``oracle:unified_diff``,
+    ``mutant:crash,output``, ``replay:FILE``, ``llm:ARG``); ``options``: keyword arguments
+    of the agent's class instead (e.g. an LLM endpoint with its sampling parameters);
+    ``name``: the label in results (default: the spec)."""
+
+    name: str | None = None
+    spec: str
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("spec")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        kind = v.partition(":")[0]
+        if kind not in AGENT_KINDS:
+            close = difflib.get_close_matches(kind, AGENT_KINDS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(AGENT_KINDS)}"
+            raise ValueError(f"unknown agent {kind!r}{hint}")
+        return v
+
+    @property
+    def label(self) -> str:
+        return self.name or self.spec
+
+
+class SuiteEntry(_Model):
+    """One source of tasks: a suite (name or path) or an env id (its default suite), with
+    filters (`codegym.suite.Suite.filter`) and env options shared by every agent."""
+
+    suite: str | None = None
+    env: str | None = None
+    label: str | None = None
+    ids: list[str] | None = None
+    tags: list[str] | None = None
+    difficulty: list[str] | None = None
+    languages: list[str] | None = None
+    kinds: list[str] | None = None
+    since: date | None = None
+    until: date | None = None
+    language: str | None = None      # the language every agent writes in (env option)
+    env_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("ids", "tags", "difficulty", "languages", "kinds", mode="before")
+    @classmethod
+    def _one_or_list(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+
+class TimingConfig(_Model):
+    """Performance metrics (off by default: they cost many runs per correct episode).
+
+    speedup      interleaved comparison with the task's baseline (speedup distribution)
+    efficiency   relative improvement from the baseline toward the reference (PerfCodeBench)
+    percentiles  strict top-X% events against the task's runtime distribution (DMC-Optim)
+    head_to_head direct interleaved comparison of two agents' correct programs (ties on
+                 correctness are broken by the timing module's significance result)
+    """
+
+    enabled: bool = True
+    metric: Literal["cpu", "wall", "instructions"] | None = None
+    repeats: int = Field(8, ge=2)   # as TimedReward: fewer pairs cannot exclude 1 at this alpha
+    max_pairs: int = Field(16, ge=2)
+    warmups: int = Field(1, ge=0)
+    budget_s: float = Field(60.0, gt=0)
+    alpha: float = Field(0.05, gt=0, lt=1)
+    max_noise: float = Field(0.10, gt=0)
+    retries: int = Field(1, ge=0)
+    speedup: bool = True
+    efficiency: bool = True
+    percentiles: list[float] = Field(default_factory=lambda: [30.0, 50.0, 70.0])
+    head_to_head: bool = True
+
+    @field_validator("percentiles")
+    @classmethod
+    def _pct(cls, v: list[float]) -> list[float]:
+        if any(not 0 < p <= 100 for p in v):
+            raise ValueError("percentiles must be in (0, 100]")
+        return v
+
+
+class BootstrapConfig(_Model):
+    samples: int = Field(1000, ge=100)
+    seed: int = 0
+    level: float = Field(0.95, gt=0, lt=1)
+
+
+class EvalConfig(_Model):
+    """A whole eval (see the module docstring for an example)."""
+
+    name: str = "eval"
+    agents: list[AgentEntry] = Field(min_length=1)
+    suites: list[SuiteEntry] = Field(min_length=1)
+    samples: int = Field(1, ge=1)
+    seed: int = 0
+    seeds: list[int] | None = None
+    ks: list[int] | None = None
+    max_turns: int = Field(3, ge=1)
+    episode_time_s: float | None = Field(None, gt=0)
+    feedback: Literal["public", "none", "full"] = "public"
+    formats: list[str] | None = None
+    auto_submit: bool = True
+    early_exit: bool = False
+    reward_mode: Literal["pass_fraction", "binary"] = "pass_fraction"
+    reward: list[Any] | None = None
+    sandbox: str | None = None
+    timing: TimingConfig | None = None
+    workers: int = Field(1, ge=1)
+    keep_observations: bool = False
+    bootstrap: BootstrapConfig = Field(default_factory=BootstrapConfig)
+    out: str | None = None
+    progress: bool = True
+    report: bool = True
+
+    # set by load_config (not YAML fields)
+    source: str | None = Field(None, exclude=True)
+    base_dir: str | None = Field(None, exclude=True)
+    _tasks_cache: dict = PrivateAttr(default_factory=dict)
+
+    @field_validator("agents", mode="before")
+    @classmethod
+    def _agent_shorthand(cls, v: Any) -> Any:
+        return [{"spec": a} if isinstance(a, str) else a for a in v] if isinstance(v, list) else v
+
+    @field_validator("suites", mode="before")
+    @classmethod
+    def _suite_shorthand(cls, v: Any) -> Any:
+        if isinstance(v, (str, dict)):
+            v = [v]
+        return [{"suite": s} if isinstance(s, str) else s for s in v] if isinstance(v, list) else v
+
+    @field_validator("timing", mode="before")
+    @classmethod
+    def _timing_shorthand(cls, v: Any) -> Any:
+        if isinstance(v, bool):
+            return {"enabled": True} if v else None
+        return v
+
+    # ------------------------------------------------------------------ derived
+
+    @property
+    def seed_list(self) -> list[int]:
+        """One seed per sample: `seeds` when given, else seed, seed+1, ..."""
+        return list(self.seeds) if self.seeds else [self.seed + i for i in range(self.samples)]
+
+    @property
+    def n(self) -> int:
+        return len(self.seed_list)
+
+    @property
+    def k_list(self) -> list[int]:
+        """pass@k values reported: `ks`, else 1 and the powers of two up to n, and n."""
+        if self.ks:
+            return sorted(set(self.ks))
+        ks, k = {1, self.n}, 2
+        while k < self.n:
+            ks.add(k)
+            k *= 2
+        return sorted(ks)
+
+    @property
+    def timing_on(self) -> bool:
+        return self.timing is not None and self.timing.enabled
+
+    def suite_label(self, i: int) -> str:
+        e = self.suites[i]
+        if e.label:
+            return e.label
+        base = e.suite or e.env or f"suite{i}"
+        same = [j for j, o in enumerate(self.suites) if (o.suite or o.env) == (e.suite or e.env) and not o.label]
+        return base if len(same) == 1 else f"{base}#{same.index(i) + 1}"
+
+    def resolve(self, rel: str) -> str:
+        """A path named in the config, relative to the config's folder (kept if absolute)."""
+        p = Path(rel).expanduser()
+        if not p.is_absolute() and self.base_dir:
+            cand = Path(self.base_dir) / p
+            if cand.exists():
+                return str(cand)
+        return str(p)
+
+    def result_dict(self) -> dict[str, Any]:
+        """The config as JSON, minus the fields that do not change results."""
+        d = self.model_dump(mode="json")
+        for k in RESULT_NEUTRAL_FIELDS:
+            d.pop(k, None)
+        return redact(d)
+
+    def fingerprint(self, task_hashes: dict[str, str], version: str) -> str:
+        blob = json.dumps({"config": self.result_dict(), "tasks": task_hashes, "codegym": version},
+                          sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    # ------------------------------------------------------------------ tasks and plan
+
+    def env_id(self, i: int) -> str:
+        return self.suites[i].env or "codegym/Suite-v0"
+
+    def tasks(self, i: int) -> list[Any]:
+        """The tasks of suite entry `i`, filtered (cached)."""
+        cache = self._tasks_cache
+        if i not in cache:
+            cache[i] = _load_entry_tasks(self, i)
+        return cache[i]
+
+    def task_hashes(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for i in range(len(self.suites)):
+            for t in self.tasks(i):
+                out[f"{self.suite_label(i)}:{t.id}"] = t.content_hash
+        return out
+
+    def plan(self) -> list["EpisodeSpec"]:
+        """Every episode of the eval, in run order: per suite entry, per task, per sample,
+        every agent (so an interrupted run holds paired results)."""
+        specs = []
+        for i in range(len(self.suites)):
+            label = self.suite_label(i)
+            for task in self.tasks(i):
+                for s, seed in enumerate(self.seed_list):
+                    for a in self.agents:
+                        specs.append(EpisodeSpec(agent=a.label, suite=label, suite_index=i,
+                                                 env_id=self.env_id(i), task_id=task.id,
+                                                 task_hash=task.content_hash, sample=s, seed=seed))
+        return specs
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """One planned episode; `key` identifies its result (the resume key)."""
+
+    agent: str
+    suite: str
+    suite_index: int
+    env_id: str
+    task_id: str
+    task_hash: str
+    sample: int
+    seed: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.agent}|{self.suite}|{self.task_id}|{self.sample}"
+
+
+def redact(obj: Any) -> Any:
+    """`obj` with the values of secret-looking keys (api_key, headers, token ...) replaced:
+    what is written to disk or hashed never holds a credential."""
+    if isinstance(obj, dict):
+        return {k: ("<redacted>" if v and any(s in str(k).lower() for s in SECRET_KEYS) else redact(v))
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [redact(v) for v in obj]
+    return obj
+
+
+_SECRET_LINE = re.compile(r"(?P<key>\b[\w-]*(?:%s)[\w-]*\b\s*:\s*)(?P<value>[^,}\n#]+)" % "|".join(SECRET_KEYS),
+                          re.IGNORECASE)
+
+
+def redact_text(text: str) -> str:
+    """YAML text with the values of secret-looking keys replaced (block and flow style)."""
+    return _SECRET_LINE.sub(lambda m: m["key"] + "<redacted>", text)
+
+
+def _load_entry_tasks(cfg: EvalConfig, i: int) -> list[Any]:
+    from codegym.suite import load_suite
+
+    e = cfg.suites[i]
+    if e.suite is not None:
+        suite = load_suite(cfg.resolve(e.suite))
+    else:
+        from codegym.envs import ENV_IDS
+        suite = load_suite(ENV_IDS[e.env]["suite"])
+    suite = suite.filter(ids=e.ids, tags=e.tags, difficulty=e.difficulty, languages=e.languages,
+                         since=e.since, until=e.until, kinds=e.kinds)
+    return list(suite)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _message(e: dict, model: type[BaseModel]) -> str:
+    if e["type"] == "extra_forbidden":
+        loc = tuple(e["loc"])
+        key = str(loc[-1])
+        owner = _model_at(model, loc[:-1])
+        names = [n for n, f in owner.model_fields.items() if not f.exclude] if owner else []
+        close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
+        if close:
+            return f"unknown field {key!r} (did you mean {close[0]!r}?)"
+        return f"unknown field {key!r}" + (f"; allowed: {', '.join(names)}" if names else "")
+    return _pydantic_message(e)
+
+
+def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
+    """The model class at a path of the config (list indices skipped)."""
+    import typing
+    tp: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(tp, type) and issubclass(tp, BaseModel)):
+            return None
+        f = tp.model_fields.get(part)
+        if f is None:
+            return None
+        tp = f.annotation
+        while typing.get_origin(tp) is not None:  # list[X] / X | None -> X
+            args = [a for a in typing.get_args(tp) if a is not type(None)]
+            if not args:
+                break
+            tp = args[0]
+    return tp if isinstance(tp, type) and issubclass(tp, BaseModel) else None
+
+
+_PROBLEM = re.compile(r"^(?P<file>.*?):(?P<line>\d+): (?:(?P<path>[^:]+): )?(?P<msg>.*)$")
+
+
+def parse_config(data: Any, source: str = "<config>", line_of=None, base_dir: str | None = None,
+                 resolve_tasks: bool = True) -> EvalConfig:
+    """Validate a config mapping; raises `ConfigError` with every problem found."""
+    line_of = line_of or (lambda loc: 1)
+    errors: list[TaskError] = []
+
+    def err(loc: tuple, msg: str) -> None:
+        errors.append(TaskError(source, line_of(loc), format_path(loc), msg))
+
+    if not isinstance(data, dict):
+        err((), "an eval config must be a mapping (agents:, suites:, ...)")
+        raise ConfigError(errors)
+    try:
+        cfg = EvalConfig.model_validate({**data, "source": source, "base_dir": base_dir})
+    except ValidationError as exc:
+        for e in exc.errors(include_url=False):
+            loc = tuple(x for x in e["loc"] if x not in ("function-after",))
+            err(loc, _message(e, EvalConfig))
+        raise ConfigError(errors) from None
+
+    # relations pydantic cannot see
+    labels = [a.label for a in cfg.agents]
+    for j, lab in enumerate(labels):
+        if lab in labels[:j]:
+            err(("agents", j, "name"), f"duplicate agent name {lab!r}: give each agent a distinct name")
+        if "|" in lab:
+            err(("agents", j, "name"), "agent names may not contain '|'")
+    for j, a in enumerate(cfg.agents):
+        kind, _, arg = a.spec.partition(":")
+        if kind == "replay":
+            path = a.options.get("path") or arg
+            if not path:
+                err(("agents", j, "spec"), "replay needs a file: replay:FILE.jsonl")
+            elif not Path(cfg.resolve(path)).is_file():
+                err(("agents", j, "spec"), f"replay file not found: {path}")
+        if kind == "llm" and arg and a.options:
+            err(("agents", j, "options"), "give the LLM either as llm:ARG or as options, not both")
+    if cfg.seeds is not None:
+        if not cfg.seeds:
+            err(("seeds",), "needs at least 1 seed")
+        elif "samples" in data and data["samples"] != len(cfg.seeds):
+            err(("samples",), f"samples ({data['samples']}) differs from the number of seeds "
+                              f"({len(cfg.seeds)}); give one of them")
+    for k in cfg.ks or ():
+        if not 1 <= k <= cfg.n:
+            err(("ks",), f"pass@{k} needs 1 <= k <= n = {cfg.n} samples per task")
+    if cfg.reward:
+        from codegym.wrappers.config import RewardConfigError, parse_reward_config
+        try:
+            parse_reward_config(cfg.reward, source, line_of, ("reward",))
+        except RewardConfigError as e:
+            for p in e.problems:
+                m = _PROBLEM.match(p)
+                errors.append(TaskError(m["file"], int(m["line"]), m["path"] or "", m["msg"]) if m
+                              else TaskError(source, line_of(("reward",)), "reward", p))
+    from codegym.envs import ENV_IDS
+    for i, e in enumerate(cfg.suites):
+        if (e.suite is None) == (e.env is None):
+            err(("suites", i), "give exactly one of `suite` (a name or path) or `env` (an env id)")
+            continue
+        if e.env is not None and e.env not in ENV_IDS:
+            close = difflib.get_close_matches(e.env, list(ENV_IDS), n=1)
+            err(("suites", i, "env"), f"unknown env id {e.env!r}"
+                + (f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(ENV_IDS)}"))
+            continue
+        if e.env == "codegym/Suite-v0":
+            err(("suites", i, "env"), "codegym/Suite-v0 has no default suite: use `suite:`")
+            continue
+        if e.since and e.until and e.since > e.until:
+            err(("suites", i, "until"), f"until ({e.until}) is before since ({e.since})")
+            continue
+        if resolve_tasks:
+            try:
+                tasks = cfg.tasks(i)
+            except FileNotFoundError as ex:
+                err(("suites", i, "suite" if e.suite else "env"), str(ex))
+                continue
+            except TaskValidationError as ex:
+                err(("suites", i), f"the suite has invalid tasks:\n{ex}")
+                continue
+            if not tasks:
+                err(("suites", i), "no task matches this entry's filters")
+            elif e.ids:
+                found = {t.id for t in tasks}
+                for pat in e.ids:
+                    if not any(t == pat or re.fullmatch(_glob_re(pat), t) for t in found):
+                        err(("suites", i, "ids"), f"no task matches {pat!r}")
+    labels_s = [cfg.suite_label(i) for i in range(len(cfg.suites))]
+    for i, lab in enumerate(labels_s):
+        if lab in labels_s[:i]:
+            err(("suites", i, "label"), f"duplicate suite label {lab!r}")
+    if errors:
+        raise ConfigError(errors)
+    return cfg
+
+
+def _glob_re(pat: str) -> str:
+    import fnmatch
+    return fnmatch.translate(pat)
+
+
+def load_config(path: str | Path, resolve_tasks: bool = True) -> EvalConfig:
+    """Read and validate an eval config file (see the module docstring)."""
+    p = Path(path)
+    doc = _Doc(p.resolve(), _display(p))
+    if not doc.load():
+        raise ConfigError(doc.errors)
+    if doc.errors:  # duplicate keys
+        raise ConfigError(doc.errors)
+    return parse_config(doc.data, doc.display, doc.line_of, str(p.resolve().parent), resolve_tasks)
