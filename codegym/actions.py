@@ -103,6 +103,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import functools
 import json
 import json.decoder
 import json.scanner
@@ -489,9 +490,13 @@ def _q(s: str, n: int = 80) -> str:
     return repr(s)
 
 
+@functools.lru_cache(maxsize=32)
 def _split_lines(content: str) -> tuple[list[str], list[int], bool]:
     """Lines without their newline, char offset of each line start (plus the
-    end), and whether the content ends with a newline."""
+    end), and whether the content ends with a newline.
+
+    Cached (a step splits the same file several times); callers must not mutate
+    the lists."""
     if not content:
         return [], [0], True
     final_nl = content.endswith("\n")

@@ -45,7 +45,7 @@ import weakref
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 __all__ = [
     "Workspace",
@@ -299,7 +299,12 @@ def file_diff(
         out.append("new file mode 100644\n")
     elif new is None:
         out.append("deleted file mode 100644\n")
-    opcodes = diff_opcodes(a, b)
+    return _render(out, qa, qb, old, new, a, b, diff_opcodes(a, b), context)
+
+
+def _render(out: list[str], qa: str, qb: str, old: str | None, new: str | None, a: Sequence[str],
+            b: Sequence[str], opcodes: Sequence[Opcode], context: int) -> str:
+    """The body of `file_diff` after its header lines, from given opcodes."""
     if not opcodes:
         # Creating or deleting an empty file: git prints the header only.
         return "".join(out)
@@ -323,6 +328,32 @@ def file_diff(
         for k in range(i, i_hi):
             _emit(out, " ", a[k])
     return "".join(out)
+
+
+def recompose_opcodes(a: Sequence[str], b_old: Sequence[str], b_new: Sequence[str],
+                      ops: Sequence[Opcode], step: Sequence[Opcode]) -> list[Opcode]:
+    """Opcodes ``a -> b_new`` from the opcodes ``a -> b_old`` (`ops`) and an edit
+    ``b_old -> b_new`` (`step`, non-empty), re-diffing only around the edit.
+
+    The edit's region of `b_old` is widened to the blocks of `ops` it touches;
+    the equal lines around that window keep their alignment, and only the window
+    (its `a` lines against its `b_new` lines) is diffed again. The result is a
+    valid diff (applying it to `a` gives `b_new`); it can differ from a
+    from-scratch `diff_opcodes` where a distant alignment would have changed.
+    """
+    c1, c2 = step[0][1], step[-1][2]
+    delta = len(b_new) - len(b_old)
+    before = [op for op in ops if op[4] < c1]
+    after = [op for op in ops if op[3] > c2]
+    mid = ops[len(before):len(ops) - len(after)]
+    off_before = before[-1][2] - before[-1][4] if before else 0
+    w1 = min(c1, mid[0][3]) if mid else c1
+    w2 = max(c2, mid[-1][4]) if mid else c2
+    off_after = mid[-1][2] - mid[-1][4] if mid else off_before
+    out = list(before)
+    _diff_range(a, b_new, w1 + off_before, w2 + off_after, w1, w2 + delta, out)
+    out.extend((tag, i1, i2, j1 + delta, j2 + delta) for tag, i1, i2, j1, j2 in after)
+    return out
 
 
 def unified_diff(old: Mapping[str, str], new: Mapping[str, str], *, context: int = 3) -> str:
@@ -477,6 +508,14 @@ class StepDiff:
 # ---------------------------------------------------------------------------
 # Backends
 # ---------------------------------------------------------------------------
+
+
+class _CumEntry(NamedTuple):
+    text: str
+    lines: list[str]
+    starter_lines: list[str]
+    opcodes: list[Opcode]
+    diff: str
 
 
 class _MemoryStore:
@@ -795,9 +834,10 @@ class Workspace:
         # path -> number of history steps that changed it (kept incrementally: the
         # cumulative diff must not cost O(history) per step)
         self._touched: dict[str, int] = {}
-        # path -> (current text, its diff from the starter): files a step did not
-        # change keep their cumulative diff
-        self._cum_cache: dict[str, tuple[str | None, str]] = {}
+        # path -> the current text, its lines, the starter's lines, the opcodes
+        # between them and the diff text: files a step did not change keep their
+        # diff, and a changed file is re-diffed only around the edit
+        self._cum_cache: dict[str, _CumEntry] = {}
         # path -> (text, split_lines(text)): the last split of each file, reused
         # as the "old" side of the next diff (the cheap part of the 1 ms budget)
         self._lines: dict[str, tuple[str, list[str]]] = {}
@@ -904,14 +944,36 @@ class Workspace:
         for p in sorted(self._store.changed_paths(set(self._touched))):
             new = self._store.read(p)
             hit = self._cum_cache.get(p)
-            if hit is not None and (hit[0] is new or hit[0] == new):
-                parts.append(hit[1])
+            if hit is not None and (hit.text is new or hit.text == new):
+                parts.append(hit.diff)
                 continue
-            old = self._store.starter_text(p)
-            text = file_diff(p, old, new, new_lines=self._cached_lines(p, new))
-            self._cum_cache[p] = (new, text)
-            parts.append(text)
+            parts.append(self._cumulative_file_diff(p, new, hit))
         return "".join(parts)
+
+    def _cumulative_file_diff(self, p: str, new: str | None, hit: "_CumEntry | None") -> str:
+        """The starter->current diff of `p`; in memory, updated around the last edit
+        (`recompose_opcodes`) rather than diffed from scratch at every step."""
+        b = self._cached_lines(p, new)
+        if hit is not None and new is not None and self._store.kind == "memory":
+            step = diff_opcodes(hit.lines, b)
+            ops = recompose_opcodes(hit.starter_lines, hit.lines, b, hit.opcodes, step) if step else hit.opcodes
+            a = hit.starter_lines
+            old = self._store.starter_text(p)
+        else:
+            old = self._store.starter_text(p)
+            if new is None or old is None or self._store.kind != "memory":
+                text = file_diff(p, old, new, new_lines=b)
+                self._cum_cache.pop(p, None)
+                return text
+            a = split_lines(old)
+            ops = diff_opcodes(a, b)
+        if old == new:
+            text = ""
+        else:
+            qa, qb = _git_path("a/", p), _git_path("b/", p)
+            text = _render([f"diff --git {qa} {qb}\n"], qa, qb, old, new, a, b, ops, 3)
+        self._cum_cache[p] = _CumEntry(new, b, a, ops, text)
+        return text
 
     # -- editing ------------------------------------------------------------
     def _protected_by(self, path: str) -> str | None:

@@ -15,6 +15,8 @@ from codegym.workspace import (
     StepDiff,
     Workspace,
     WorkspaceError,
+    diff_opcodes,
+    recompose_opcodes,
     split_lines,
     unified_diff,
     validate_path,
@@ -514,3 +516,58 @@ def test_from_directory_errors(tmp_path):
     (tmp_path / "dst" / "x").write_text("occupied")
     with pytest.raises(WorkspaceError, match="not empty"):
         Workspace.from_directory(tmp_path / "src", copy_to=tmp_path / "dst")
+
+
+def _check_opcodes(a: list[str], b: list[str], ops) -> None:
+    """`ops` (non-equal blocks) is a valid diff a -> b: ordered, and the lines
+    between blocks are equal on both sides."""
+    i = j = 0
+    for tag, i1, i2, j1, j2 in ops:
+        assert i1 >= i and j1 >= j and i1 - i == j1 - j, (ops, i, j)
+        assert a[i:i1] == b[j:j1]
+        assert (tag == "insert") == (i1 == i2) and (tag == "delete") == (j1 == j2)
+        i, j = i2, j2
+    assert len(a) - i == len(b) - j and a[i:] == b[j:]
+
+
+def test_recomposed_opcodes_stay_valid_over_many_local_edits():
+    rng = random.Random(11)
+    pool = ["}", "", "return x", "x += 1", "end"] + [f"line {k}" for k in range(40)]
+    a = [rng.choice(pool) for _ in range(300)]
+    b = list(a)
+    ops = diff_opcodes(a, b)
+    for _ in range(400):
+        new = list(b)
+        for _ in range(rng.randrange(1, 3)):  # one or two local edits per step
+            at = rng.randrange(0, len(new) + 1)
+            cut = rng.randrange(0, 4)
+            new[at:at + cut] = [rng.choice(pool + ["edited"]) for _ in range(rng.randrange(0, 4))]
+        step = diff_opcodes(b, new)
+        if step:
+            ops = recompose_opcodes(a, b, new, ops, step)
+        b = new
+        _check_opcodes(a, b, ops)
+    _check_opcodes(a, b, diff_opcodes(a, b))
+
+
+def test_incremental_cumulative_diff_applies_at_every_step(tmp_path):
+    rng = random.Random(5)
+    start = "".join(f"def f{k}(x):\n    y = x + {k}\n    return y\n\n" for k in range(60))
+    ws = Workspace.in_memory({"m.py": start, "other.txt": "keep\n"})
+    for step in range(30):
+        lines = ws.read("m.py").split("\n")
+        at = rng.randrange(0, len(lines))
+        if rng.random() < 0.3 and len(lines) > 5:
+            del lines[at:at + 2]
+        else:
+            lines.insert(at, f"    # note {step}")
+        ws.apply({"m.py": "\n".join(lines)})
+        cum = ws.cumulative_diff()
+        assert cum.startswith("diff --git a/m.py b/m.py\n") and "other.txt" not in cum
+        if HAS_GIT and step % 5 == 4:
+            assert git_apply(tmp_path, {"m.py": start, "other.txt": "keep\n"}, cum) == ws.files
+    ws.apply({"m.py": start})  # back to the starter: no diff at all
+    assert ws.cumulative_diff() == ""
+    ws.undo()
+    if HAS_GIT:
+        assert git_apply(tmp_path, {"m.py": start, "other.txt": "keep\n"}, ws.cumulative_diff()) == ws.files
