@@ -318,16 +318,27 @@ def _render(out: list[str], qa: str, qb: str, old: str | None, new: str | None, 
         out.append(f"@@ -{_range(i_lo, i_hi - i_lo)} +{_range(j_lo, j_hi - j_lo)} @@\n")
         i = i_lo
         for _tag, i1, i2, j1, j2 in hunk:
-            for k in range(i, i1):
-                _emit(out, " ", a[k])
-            for k in range(i1, i2):
-                _emit(out, "-", a[k])
-            for k in range(j1, j2):
-                _emit(out, "+", b[k])
+            _emit_run(out, " ", a[i:i1])
+            _emit_run(out, "-", a[i1:i2])
+            _emit_run(out, "+", b[j1:j2])
             i = i2
-        for k in range(i, i_hi):
-            _emit(out, " ", a[k])
+        _emit_run(out, " ", a[i:i_hi])
     return "".join(out)
+
+
+def _emit_run(out: list[str], prefix: str, lines: Sequence[str]) -> None:
+    """`_emit` for consecutive lines, joined in one go. Only a file's last line can
+    carry the no-newline marker, so only a run's last line is checked."""
+    if not lines:
+        return
+    last = lines[-1]
+    if last.endswith(_NO_EOL):
+        if len(lines) > 1:
+            out.append(prefix + ("\n" + prefix).join(lines[:-1]) + "\n")
+        out.append(prefix + last)
+        out.append(_NO_EOL_NOTE)
+    else:
+        out.append(prefix + ("\n" + prefix).join(lines) + "\n")
 
 
 def recompose_opcodes(a: Sequence[str], b_old: Sequence[str], b_new: Sequence[str],
