@@ -3,7 +3,10 @@
 Measures, for trivial programs, the time per execution (median over batches)
 and executions per second on 1 and 2 concurrent workers:
 
-1. a bare ``/usr/bin/python3 -I -S -c pass`` subprocess (the floor to beat),
+1. a bare ``/usr/bin/python3 -I -S -c pass`` subprocess (the floor to beat), and
+   the fork-from-warm-parent floor: a warm ``/usr/bin/python3`` that forks a
+   child per execution, the child runs the program's code object and exits (no
+   isolation, no limits, no I/O: what forking alone costs here),
 2. the local sandbox with bubblewrap (fork servers inside namespaces),
 3. the local sandbox without bubblewrap (rlimits only, CODEGYM_NO_BWRAP),
 4. a trivial C binary in both modes (and as a bare subprocess),
@@ -105,6 +108,32 @@ def bare(argv: list[str], workers: int):
     return fn
 
 
+_FORK_FLOOR = textwrap.dedent("""
+    import gc, os, sys, time
+    n = int(sys.argv[1]); code = compile("pass", "main.py", "exec")
+    gc.collect(); gc.freeze()
+    t = time.perf_counter()
+    for _ in range(n):
+        pid = os.fork()
+        if pid == 0:
+            exec(code, {"__name__": "__main__"})
+            os._exit(0)
+        os.waitpid(pid, 0)
+    print(time.perf_counter() - t)
+""")
+
+
+def fork_floor(workers: int):
+    """`workers` warm parents forking children in parallel."""
+    def fn(n: int) -> None:
+        per = max(1, n // workers)
+        procs = [subprocess.Popen(["/usr/bin/python3", "-I", "-S", "-c", _FORK_FLOOR, str(per)],
+                                  stdout=subprocess.PIPE) for _ in range(workers)]
+        for p in procs:
+            p.communicate()
+    return fn
+
+
 def sandboxed(sb: LocalSandbox, build, workers: int):
     def fn(n: int) -> None:
         if workers == 1:
@@ -196,6 +225,11 @@ def main() -> None:
         floor[w] = per
         rows.append(("bare subprocess: python3 -I -S -c pass", str(w), f"{per * 1000:.2f}", f"{eps:.0f}", "1.00x",
                      f"{cpu * 1000:.2f}", f"{cores / cpu:.0f}"))
+
+    for w in (1, 2):
+        per, eps, cpu = batches(fork_floor(w), n * 5, k)
+        rows.append(("fork from a warm parent (no isolation)", str(w), f"{per * 1000:.2f}", f"{eps:.0f}",
+                     f"{floor[w] / per:.2f}x", f"{cpu * 1000:.2f}", f"{cores / cpu:.0f}"))
 
     modes = (["bwrap"] if bwrap_available() else []) + ["rlimits"]
     cbin = None

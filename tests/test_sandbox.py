@@ -525,3 +525,33 @@ def test_no_bwrap_env_forces_rlimits(monkeypatch):
         assert s.execute("python", {"main.py": "print(6 * 7)"}).stdout == "42\n"
     finally:
         s.close()
+
+
+def test_slots_are_handed_out_first_come_first_served():
+    """A freed slot goes to the caller that has waited longest, not to whoever asks
+    next (at high concurrency the latter starved some callers for seconds)."""
+    sb = LocalSandbox(workers=1, isolation="rlimits")
+    try:
+        held = sb._take(Limits().disk_mb, "run")
+        order: list[int] = []
+        threads = []
+        for k in range(5):
+            def waiter(k=k):
+                for _ in range(2):  # give the slot back and ask again at once
+                    slot = sb._take(Limits().disk_mb, "run")
+                    order.append(k)
+                    sb._give(slot)
+            t = threading.Thread(target=waiter)
+            t.start()
+            threads.append(t)
+            deadline = time.monotonic() + 10
+            while len(sb._waiters) < k + 1 and time.monotonic() < deadline:
+                time.sleep(0.001)  # the next waiter queues only after this one
+        assert len(sb._waiters) == 5
+        sb._give(held)
+        for t in threads:
+            t.join(10)
+        # a caller that gives a slot back and asks again queues behind the others
+        assert order == [0, 1, 2, 3, 4, 0, 1, 2, 3, 4]
+    finally:
+        sb.close()

@@ -670,6 +670,11 @@ class LocalSandbox(Sandbox):
         self._slots = [_Slot(self, i) for i in range(self.workers)]
         self._free: list[_Slot] = []
         self._cond = threading.Condition()
+        # callers waiting for a slot, first come first served: one condition each on
+        # the same lock, so a freed slot wakes exactly the longest waiter (a plain
+        # Condition lets the thread that just gave a slot back take it again, and at
+        # concurrency 32 some callers waited seconds for their turn)
+        self._waiters: collections.deque[threading.Condition] = collections.deque()
         self._build_cache: collections.OrderedDict[str, Build] = collections.OrderedDict()
         self._build_locks: dict[str, threading.Lock] = {}
         self._build_bytes = 0
@@ -722,25 +727,47 @@ class LocalSandbox(Sandbox):
 
     # ----- slots
 
+    def _pick(self, disk_mb: int, phase: str) -> _Slot | None:
+        """A free slot, preferring one that needs no restart for this request (lock held)."""
+        for i in range(len(self._free) - 1, -1, -1):  # most recently used first
+            if self._free[i].fits(disk_mb, phase):
+                return self._free.pop(i)
+        if self._lazy:
+            return self._lazy.pop()
+        if self._free:
+            return self._free.pop()
+        return None
+
     def _take(self, disk_mb: int, phase: str) -> _Slot:
-        """A free slot, preferring one that needs no restart for this request."""
+        """A free slot; callers are served in the order they asked."""
         with self._cond:
-            while True:
-                if self._closed:
-                    raise RuntimeError("the sandbox is closed")
-                for i in range(len(self._free) - 1, -1, -1):  # most recently used first
-                    if self._free[i].fits(disk_mb, phase):
-                        return self._free.pop(i)
-                if self._lazy:
-                    return self._lazy.pop()
-                if self._free:
-                    return self._free.pop()
-                self._cond.wait()
+            if self._closed:
+                raise RuntimeError("the sandbox is closed")
+            if not self._waiters:
+                slot = self._pick(disk_mb, phase)
+                if slot is not None:
+                    return slot
+            me = threading.Condition(self._cond._lock)  # noqa: SLF001  the same lock
+            self._waiters.append(me)
+            try:
+                while True:
+                    if self._closed:
+                        raise RuntimeError("the sandbox is closed")
+                    if self._waiters[0] is me:
+                        slot = self._pick(disk_mb, phase)
+                        if slot is not None:
+                            return slot
+                    me.wait()
+            finally:
+                self._waiters.remove(me)
+                if self._waiters and (self._free or self._lazy or self._closed):
+                    self._waiters[0].notify()
 
     def _give(self, slot: _Slot) -> None:
         with self._cond:
             self._free.append(slot)
-            self._cond.notify()
+            if self._waiters:
+                self._waiters[0].notify()
 
     def _next_id(self) -> int:
         with self._lock:
@@ -1040,6 +1067,8 @@ class LocalSandbox(Sandbox):
                 return
             self._closed = True
             self._cond.notify_all()
+            for w in self._waiters:
+                w.notify()
         if os.getpid() == self._pid:
             self._finalizer()
         else:
