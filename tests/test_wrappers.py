@@ -455,6 +455,19 @@ def test_noisy_measurements_are_unscorable_not_guessed(py_task):
     env.close()
 
 
+def test_a_correct_but_unscorable_program_keeps_its_correctness_reward(py_task):
+    """By default noise costs the speed score only, never the correctness reward (else the
+    fastest programs, whose score moves most within an interval, would be punished most)."""
+    env = TimedReward(gym.make("codegym/Suite-v0", tasks=[py_task], early_exit=True), max_noise=1e-9,
+                      max_score_span=1e-9, cap=1e6, retries=0, repeats=6, max_pairs=6)
+    r, info = _play(env, OracleAgent())
+    assert info["timing"]["scorable"] is False and info["timing"]["correct"]
+    assert r == env.correct_reward == 1.0
+    r, info = _play(env, MutantAgent(kinds=["output"], seed=0))
+    assert r == 0.0 and info["timing"]["correct"] is False
+    env.close()
+
+
 def test_timed_instructions_mode_is_exactly_repeatable(c_task):
     if shutil.which("valgrind") is None:
         pytest.skip("valgrind is not installed (metric 'instructions')")

@@ -519,7 +519,7 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
         not correct (hidden or perf split fails)  ->  fail_reward            (default 0)
         correct, speed scorable                   ->  correct_reward + speed_weight * S
-        correct, speed unscorable (too noisy)     ->  unscorable_reward      (default 0)
+        correct, speed unscorable (too noisy)     ->  unscorable_reward      (default: correct_reward)
 
     with the speed score S in [0, 1] by `mode`:
 
@@ -542,8 +542,13 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
     A comparison whose speedup CI is wider than ``max_noise`` (relative half-width on
     the log scale) where that width matters -- the speed score differs by more than
     ``max_score_span`` between the CI's ends -- is repeated `retries` times, then the
-    program is reported unscorable (reward `unscorable_reward`,
-    ``info["timing"]["scorable"] = False``), never guessed.
+    program is reported unscorable (``info["timing"]["scorable"] = False``), never
+    guessed: it earns `unscorable_reward`, by default `correct_reward` -- what is
+    known (the program is correct) without any speed score. (A default of 0 would
+    punish correct programs for the machine's noise, and fast ones most: the wider a
+    speedup's interval, the more its score moves, while a program no faster than the
+    baseline scores 0 at both ends and stays scorable.) A judge that fails
+    (``sandbox_error``) earns `unscorable_reward` if set, else `fail_reward`.
     ``metric="instructions"`` (valgrind; compiled languages only) makes the reward
     exactly repeatable, for tests and ``check_env``.
 
@@ -574,7 +579,7 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
                  transform: str = "log", cap: float = 10.0, percentiles: Sequence[float] = (50.0,),
                  distribution: str = "auto", metric: str | None = None,
                  correct_reward: float = 1.0, speed_weight: float = 1.0, fail_reward: float = 0.0,
-                 unscorable_reward: float = 0.0, max_noise: float = 0.10, max_score_span: float = 0.05,
+                 unscorable_reward: float | None = None, max_noise: float = 0.10, max_score_span: float = 0.05,
                  retries: int = 1,
                  repeats: int = 8, max_pairs: int = 16, warmups: int = 1, min_of: int = 1,
                  budget_s: float = 120.0, alpha: float = 0.05, min_effect: float | None = None,
@@ -609,7 +614,8 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.percentiles = tuple(pct)
         self.distribution = distribution
         self.correct_reward, self.speed_weight = float(correct_reward), float(speed_weight)
-        self.fail_reward, self.unscorable_reward = float(fail_reward), float(unscorable_reward)
+        self.fail_reward = float(fail_reward)
+        self.unscorable_reward = None if unscorable_reward is None else float(unscorable_reward)
         self.max_noise, self.retries = float(max_noise), int(retries)
         self.max_score_span = float(max_score_span)
         self.settings = TimingSettings(metric=metric, repeats=int(repeats), max_pairs=int(max_pairs),
@@ -657,7 +663,7 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if report.get("verdict") == "sandbox_error":
             out.update(scorable=False, reason="the judge failed (sandbox_error): not a verdict")
             out["elapsed_s"] = time.monotonic() - t0
-            return self.unscorable_reward, out
+            return (self.fail_reward if self.unscorable_reward is None else self.unscorable_reward), out
         if report.get("verdict") != "accepted":
             out["reason"] = f"not correct ({report.get('verdict')}): speed is not scored"
             out["elapsed_s"] = time.monotonic() - t0
@@ -668,7 +674,7 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         except Unscorable as e:
             out.update(scorable=False, reason=str(e))
             out["elapsed_s"] = time.monotonic() - t0
-            return self.unscorable_reward, out
+            return (self.correct_reward if self.unscorable_reward is None else self.unscorable_reward), out
         out["score"] = score
         out["elapsed_s"] = time.monotonic() - t0
         return self.correct_reward + self.speed_weight * score, out
