@@ -387,7 +387,8 @@ def _print_table(suite: str, rows: list[TaskCalibration], min_ratio: float, metr
     Console(width=None if sys.stdout.isatty() else 260).print(table)
 
 
-def _machine(sandbox) -> dict:
+def machine_facts() -> dict:
+    """What a measurement's machine was: host, platform, CPU model and count, Python, load."""
     cpu = platform.processor() or ""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -400,9 +401,13 @@ def _machine(sandbox) -> dict:
         load = [round(x, 2) for x in os.getloadavg()]
     except OSError:
         load = None
-    return {"platform": platform.platform(), "cpu": cpu, "cpus": os.cpu_count(),
-            "python": platform.python_version(), "sandbox": type(sandbox).__name__,
-            "isolation": getattr(sandbox, "isolation", None), "loadavg": load}
+    return {"host": platform.node(), "platform": platform.platform(), "cpu": cpu, "cpus": os.cpu_count(),
+            "python": platform.python_version(), "loadavg": load}
+
+
+def _machine(sandbox) -> dict:
+    return {**machine_facts(), "sandbox": type(sandbox).__name__,
+            "isolation": getattr(sandbox, "isolation", None)}
 
 
 # =========================================================================== command

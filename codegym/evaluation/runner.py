@@ -37,7 +37,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import platform
 import threading
 import time
 import traceback
@@ -422,20 +421,8 @@ def compare_programs(cfg: EvalConfig, task, ep_a: dict, ep_b: dict, a: str, b: s
 
 
 def _machine() -> dict[str, Any]:
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        load = [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        load = None
-    return {"host": platform.node(), "platform": platform.platform(), "cpu": cpu, "cpus": os.cpu_count(),
-            "python": platform.python_version(), "loadavg": load}
+    from codegym.calibrate import machine_facts  # noqa: PLC0415
+    return machine_facts()
 
 
 def _session(cfg: EvalConfig, calibrate: bool) -> dict[str, Any]:

@@ -601,6 +601,34 @@ def _key(spec: LanguageSpec, files: Mapping[str, bytes]) -> str:
 
 # --------------------------------------------------------------------------- the sandbox
 
+class _BuildStore:
+    """Builds (compiled artifacts, compile errors) shared by the sandboxes of one process
+    that compile the same way: one compile per content hash even when every env of a
+    rollout has its own sandbox. Keyed by (sandbox class, isolation)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.cache: collections.OrderedDict[str, Build] = collections.OrderedDict()
+        self.locks: dict[str, threading.Lock] = {}
+        self.bytes = 0
+
+
+_STORES: dict[tuple, _BuildStore] = {}
+_STORES_PID = os.getpid()
+_STORES_LOCK = threading.Lock()
+
+
+def _build_store(kind: tuple) -> _BuildStore:
+    global _STORES, _STORES_PID, _STORES_LOCK
+    if _STORES_PID != os.getpid():  # a forked child starts afresh (locks may be held)
+        _STORES, _STORES_PID, _STORES_LOCK = {}, os.getpid(), threading.Lock()
+    with _STORES_LOCK:
+        store = _STORES.get(kind)
+        if store is None:
+            store = _STORES[kind] = _BuildStore()
+        return store
+
+
 class LocalSandbox(Sandbox):
     """Fork-server slots on this machine; see the module docstring.
 
@@ -675,9 +703,6 @@ class LocalSandbox(Sandbox):
         # Condition lets the thread that just gave a slot back take it again, and at
         # concurrency 32 some callers waited seconds for their turn)
         self._waiters: collections.deque[threading.Condition] = collections.deque()
-        self._build_cache: collections.OrderedDict[str, Build] = collections.OrderedDict()
-        self._build_locks: dict[str, threading.Lock] = {}
-        self._build_bytes = 0
         self._lock = threading.Lock()
         self._ids = 0
         self._extra_binds, self._sandbox_path = self._toolchain_binds()
@@ -914,24 +939,25 @@ class LocalSandbox(Sandbox):
             return Build(language=spec.name, key=key, ok=False, files=norm,
                          result=failure("sandbox_error", spec.missing_message(), phase="compile"))
         self._check_fork()
-        with self._lock:
-            lock = self._build_locks.setdefault(key, threading.Lock())
+        store = _build_store((type(self), self.isolation))
+        with store.lock:
+            lock = store.locks.setdefault(key, threading.Lock())
         with lock:
-            with self._lock:
-                b = self._build_cache.get(key)
+            with store.lock:
+                b = store.cache.get(key)
                 if b is not None:
-                    self._build_cache.move_to_end(key)
-                    self.stats["build_cache_hits"] += 1  # (under the lock)
+                    store.cache.move_to_end(key)
+                    with self._lock:
+                        self.stats["build_cache_hits"] += 1
                     return b
             b = self._make_build(spec, key, norm, limits or COMPILE_LIMITS)
-            with self._lock:
-                self._build_cache[key] = b
-                self._build_bytes += _build_size(b)
-                while len(self._build_cache) > 1 and (len(self._build_cache) > MAX_BUILDS
-                                                      or self._build_bytes > MAX_BUILD_BYTES):
-                    old, ob = self._build_cache.popitem(last=False)
-                    self._build_bytes -= _build_size(ob)
-                    self._build_locks.pop(old, None)
+            with store.lock:
+                store.cache[key] = b
+                store.bytes += _build_size(b)
+                while len(store.cache) > 1 and (len(store.cache) > MAX_BUILDS or store.bytes > MAX_BUILD_BYTES):
+                    old, ob = store.cache.popitem(last=False)
+                    store.bytes -= _build_size(ob)
+                    store.locks.pop(old, None)
             return b
 
     def _make_build(self, spec: LanguageSpec, key: str, files: dict[str, bytes], climits: Limits) -> Build:
@@ -1014,51 +1040,7 @@ class LocalSandbox(Sandbox):
 
     def run_many(self, build: Build, requests: Sequence[RunRequest], limits: Limits | None = None,
                  stop: Callable[[int, ExecResult], bool] | None = None) -> list[ExecResult | None]:
-        n = len(requests)
-        results: list[ExecResult | None] = [None] * n
-        if n == 0:
-            return results
-        state = {"next": 0, "stop": False, "error": None}
-        lock = threading.Lock()
-
-        def worker() -> None:
-            while True:
-                with lock:
-                    if state["stop"] or state["next"] >= n:
-                        return
-                    i = state["next"]
-                    state["next"] += 1
-                req = requests[i]
-                try:
-                    r = self.run(build, stdin=req.stdin, limits=req.limits or limits, argv=req.argv,
-                                 extra_files=req.extra_files)
-                except BaseException as e:  # surfaced in the caller's thread
-                    with lock:
-                        state["stop"] = True
-                        state["error"] = state["error"] or e
-                    return
-                with lock:
-                    results[i] = r
-                    # called for every finished request, also those that finish after a stop
-                    if stop is not None:
-                        try:
-                            if stop(i, r):
-                                state["stop"] = True
-                        except BaseException as e:
-                            state["stop"] = True
-                            state["error"] = state["error"] or e
-
-        k = min(n, self.workers)
-        threads = [threading.Thread(target=worker, name=f"codegym-run-many-{j}", daemon=True)
-                   for j in range(k - 1)]
-        for t in threads:
-            t.start()
-        worker()
-        for t in threads:
-            t.join()
-        if state["error"] is not None:
-            raise state["error"]
-        return results
+        return self._run_many_threads(build, requests, limits, stop, self.workers)
 
     def close(self) -> None:
         """Kill every slot (and with it its namespace) and remove the build store."""

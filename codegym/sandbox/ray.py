@@ -516,50 +516,7 @@ class RaySandbox(Sandbox):
     def run_many(self, build: Build, requests: Sequence[RunRequest], limits: Limits | None = None,
                  stop: Callable[[int, ExecResult], bool] | None = None) -> list[ExecResult | None]:
         """One call per request, at most `workers` at once; `stop` is honoured in the driver."""
-        n = len(requests)
-        results: list[ExecResult | None] = [None] * n
-        if n == 0:
-            return results
-        state = {"next": 0, "stop": False, "error": None}
-        lock = threading.Lock()
-
-        def worker() -> None:
-            while True:
-                with lock:
-                    if state["stop"] or state["next"] >= n:
-                        return
-                    i = state["next"]
-                    state["next"] += 1
-                req = requests[i]
-                try:
-                    r = self.run(build, stdin=req.stdin, limits=req.limits or limits, argv=req.argv,
-                                 extra_files=req.extra_files)
-                except BaseException as e:  # surfaced in the caller's thread
-                    with lock:
-                        state["stop"] = True
-                        state["error"] = state["error"] or e
-                    return
-                with lock:
-                    results[i] = r
-                    if stop is not None:
-                        try:
-                            if stop(i, r):
-                                state["stop"] = True
-                        except BaseException as e:
-                            state["stop"] = True
-                            state["error"] = state["error"] or e
-
-        k = min(n, self.workers)
-        threads = [threading.Thread(target=worker, name=f"codegym-ray-run-many-{j}", daemon=True)
-                   for j in range(k - 1)]
-        for t in threads:
-            t.start()
-        worker()
-        for t in threads:
-            t.join()
-        if state["error"] is not None:
-            raise state["error"]
-        return results
+        return self._run_many_threads(build, requests, limits, stop, self.workers, "codegym-ray-run-many")
 
     # ----- whole judges
 

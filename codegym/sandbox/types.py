@@ -9,7 +9,8 @@ implements. Nothing here executes anything.
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass, field
+import threading
+from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from codegym.limits import COMPILE_LIMITS, Limits
@@ -110,6 +111,56 @@ class Sandbox(abc.ABC):
         When `stop(index, result)` returns True no further request is started;
         requests never started are None in the returned list (same order as `requests`).
         """
+
+    def _run_many_threads(self, build: Build, requests: Sequence[RunRequest], limits: Limits | None,
+                          stop: Callable[[int, ExecResult], bool] | None, workers: int,
+                          name: str = "codegym-run-many") -> list[ExecResult | None]:
+        """`run_many` by `workers` threads calling `self.run` (the caller's thread is one of
+        them): requests start in order, `stop` is called for every finished request (also
+        those that finish after a stop), an exception in any thread is raised here."""
+        n = len(requests)
+        results: list[ExecResult | None] = [None] * n
+        if n == 0:
+            return results
+        state = {"next": 0, "stop": False, "error": None}
+        lock = threading.Lock()
+
+        def worker() -> None:
+            while True:
+                with lock:
+                    if state["stop"] or state["next"] >= n:
+                        return
+                    i = state["next"]
+                    state["next"] += 1
+                req = requests[i]
+                try:
+                    r = self.run(build, stdin=req.stdin, limits=req.limits or limits, argv=req.argv,
+                                 extra_files=req.extra_files)
+                except BaseException as e:  # surfaced in the caller's thread
+                    with lock:
+                        state["stop"] = True
+                        state["error"] = state["error"] or e
+                    return
+                with lock:
+                    results[i] = r
+                    if stop is not None:
+                        try:
+                            if stop(i, r):
+                                state["stop"] = True
+                        except BaseException as e:
+                            state["stop"] = True
+                            state["error"] = state["error"] or e
+
+        k = min(n, max(1, workers))
+        threads = [threading.Thread(target=worker, name=f"{name}-{j}", daemon=True) for j in range(k - 1)]
+        for t in threads:
+            t.start()
+        worker()
+        for t in threads:
+            t.join()
+        if state["error"] is not None:
+            raise state["error"]
+        return results
 
     def execute(self, language: str, files: Mapping[str, str | bytes], stdin: str | bytes = "",
                 limits: Limits | None = None, argv: Sequence[str] = ()) -> ExecResult:
