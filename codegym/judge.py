@@ -633,6 +633,17 @@ def _checker_tag(task, kind: str) -> str:
     return f"repo@{harness.HARNESS_VERSION}"
 
 
+def task_image(task, sandbox) -> str | None:
+    """The container image a task names for its tests (``repo.image``, or the image the
+    sandbox builds from ``repo.dockerfile``); None: the backend's image per language."""
+    repo = getattr(task, "repo", None)
+    if repo is None:
+        return None
+    if getattr(repo, "dockerfile", None) and hasattr(sandbox, "image_from_dockerfile"):
+        return sandbox.image_from_dockerfile(repo.dockerfile)
+    return getattr(repo, "image", None)
+
+
 def judge(task, files: Mapping[str, str | bytes], sandbox=None, split: str = "hidden", timing: bool = False,
           early_exit: bool = False, language: str | None = None) -> "JudgeReport":
     """Judge workspace `files` ({path: text}) on `split` of `task`; see the module docstring."""
@@ -676,7 +687,14 @@ def judge(task, files: Mapping[str, str | bytes], sandbox=None, split: str = "hi
         from codegym.sandbox import make_sandbox
         sandbox = make_sandbox()
     if hasattr(sandbox, "for_task"):  # backends that keep containers per task (docker)
-        sandbox = sandbox.for_task(task.id)
+        try:
+            image = task_image(task, sandbox)
+        except Exception as e:  # noqa: BLE001  the task's image could not be built: not a verdict
+            rep.verdict, rep.stage, rep.progress, rep.total = "sandbox_error", "ran", 0.5, n_declared
+            rep.message = f"the task's container image could not be built: {e}"
+            rep.elapsed_s = time.monotonic() - t0
+            return rep
+        sandbox = sandbox.for_task(task.id, image=image)
     try:
         cases = materialize(task, split, sandbox)
         if timing and split not in ("perf", "all"):

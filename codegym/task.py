@@ -749,12 +749,16 @@ class RepoSpec(_Model):
     """Repository of a `repo` (SWE-style) task; provisional, extended with that kind.
 
     url     git URL;  commit  the base commit;  image  container image to run tests in
+    dockerfile  the text of a Dockerfile for that image instead (its dependencies); the
+            docker backend builds it once per content hash, without network (``FROM`` a
+            local image such as ``codegym/python:3.11``: the runner needs a python3)
     setup   shell commands run once after checkout
     """
 
     url: str
     commit: str | None = None
     image: str | None = None
+    dockerfile: str | None = None
     setup: list[str] = Field(default_factory=list)
 
 

@@ -278,3 +278,24 @@ def test_no_engine_is_a_clear_error(monkeypatch) -> None:
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     with pytest.raises(DockerUnavailable, match="Docker engine"):
         DockerSandbox(workers=1)
+
+
+def test_a_repository_task_runs_in_the_image_its_dockerfile_builds(dsb, client) -> None:
+    """`repo.dockerfile`: the docker backend builds the task's image once (no network, no
+    pull) and the judge runs the task's tests in containers of that image."""
+    from codegym import load_suite, swe
+    from codegym.judge import judge
+
+    base = load_suite("swe").get("swe/centsplit-lost-cent")
+    dockerfile = "FROM codegym/python:3.11\nRUN echo codegym > /opt/codegym-task-image\n"
+    task = base.model_copy(update={"repo": base.repo.model_copy(update={"dockerfile": dockerfile})})
+    tag = dsb.image_from_dockerfile(dockerfile)
+    assert tag.startswith("codegym/task:") and dsb.image_from_dockerfile(dockerfile) == tag
+    rep = judge(task, dict(swe.reference_files(task)), sandbox=dsb, split="hidden")
+    assert rep.verdict == "accepted", rep.message
+    image_id = client.images.get(tag).id
+    used = client.containers.list(all=True, filters={"label": "codegym.sandbox=docker"})
+    assert any(c.attrs["Image"] == image_id for c in used)
+    bad = base.model_copy(update={"repo": base.repo.model_copy(update={"dockerfile": "FROM codegym/absent:none\n"})})
+    rep = judge(bad, dict(swe.reference_files(bad)), sandbox=dsb, split="hidden")
+    assert rep.verdict == "sandbox_error" and "could not be built" in rep.message

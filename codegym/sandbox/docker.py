@@ -732,6 +732,31 @@ class DockerSandbox(LocalSandbox):
         finally:
             self._tl.want = None
 
+    def image_from_dockerfile(self, dockerfile: str) -> str:
+        """The tag of the image built from `dockerfile` (its text), built once per content
+        hash (``codegym/task:<sha256[:16]>``) with no network and no pull: ``FROM`` must
+        name a local image (e.g. ``codegym/python:3.11``; the runner needs a python3).
+        Raises RuntimeError with the build log's tail when the build fails."""
+        import hashlib  # noqa: PLC0415
+        tag = "codegym/task:" + hashlib.sha256(dockerfile.encode("utf-8")).hexdigest()[:16]
+        with _IMAGE_BUILD_LOCK:
+            try:
+                self._client.images.get(tag)
+                return tag
+            except docker.errors.ImageNotFound:
+                pass
+            try:
+                self._client.images.build(fileobj=io.BytesIO(dockerfile.encode("utf-8")), tag=tag, pull=False,
+                                          rm=True, forcerm=True, network_mode="none",
+                                          labels={"codegym.task-image": "1"})
+            except docker.errors.BuildError as e:
+                tail = " | ".join(str(x.get("stream") or x.get("error") or "").strip()
+                                  for x in list(e.build_log)[-4:] if isinstance(x, dict))
+                raise RuntimeError(f"docker build failed: {e.msg}" + (f" ({tail})" if tail else "")) from None
+            except docker.errors.APIError as e:
+                raise RuntimeError(f"docker build failed: {e.explanation or e}") from None
+        return tag
+
     def for_task(self, task_id: str, image: str | None = None) -> "DockerTaskSandbox":
         """A view whose containers serve only `task_id` (and run `image`, if given)."""
         return DockerTaskSandbox(self, task_id, image)
@@ -747,6 +772,9 @@ class DockerSandbox(LocalSandbox):
             self._finalizer()
         else:
             self._finalizer.detach()
+
+
+_IMAGE_BUILD_LOCK = threading.Lock()
 
 
 class DockerTaskSandbox(Sandbox):
