@@ -978,7 +978,7 @@ class Workspace:
                 return text
             a = split_lines(old)
             ops = diff_opcodes(a, b)
-        if old == new:
+        if not ops:  # back to the starter's text
             text = ""
         else:
             qa, qb = _git_path("a/", p), _git_path("b/", p)

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from codegym.calibrate import machine_facts
 from codegym.evaluation.config import AgentEntry, EpisodeSpec, EvalConfig, load_config, redact, redact_text
 
 __all__ = ["run_eval", "RunSummary", "ResultStore", "EvalError", "make_eval_agent", "read_manifest",
@@ -420,14 +421,9 @@ def compare_programs(cfg: EvalConfig, task, ep_a: dict, ep_b: dict, a: str, b: s
 # --------------------------------------------------------------------------- manifest
 
 
-def _machine() -> dict[str, Any]:
-    from codegym.calibrate import machine_facts  # noqa: PLC0415
-    return machine_facts()
-
-
 def _session(cfg: EvalConfig, calibrate: bool) -> dict[str, Any]:
     s: dict[str, Any] = {"started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                         "machine": _machine(), "sandbox": cfg.sandbox or os.environ.get("CODEGYM_SANDBOX") or "local"}
+                         "machine": machine_facts(), "sandbox": cfg.sandbox or os.environ.get("CODEGYM_SANDBOX") or "local"}
     try:
         from codegym.sandbox import make_sandbox
         sb = make_sandbox(cfg.sandbox) if cfg.sandbox else make_sandbox()

@@ -104,8 +104,8 @@ from codegym.limits import COMPILE_LIMITS, Limits
 from codegym.sandbox import forkserver as fs
 from codegym.sandbox.classify import failure
 from codegym.sandbox.languages import SANDBOX_PATH, get_language, python_path
-from codegym.sandbox.local import (LocalSandbox, _BuildFiles, _Conn, _SlotBroken, _SlotStartError,
-                                   _Slot, _build_size, _key, _norm_files, _proc_start)
+from codegym.sandbox.local import (LocalSandbox, _BuildFiles, _Conn, _normalised, _SlotBroken, _SlotStartError,
+                                   _Slot, _build_size, _key, _proc_start)
 from codegym.sandbox.types import Build, ExecResult, RunRequest, Sandbox
 
 log = logging.getLogger("codegym.sandbox.docker")
@@ -663,12 +663,9 @@ class DockerSandbox(LocalSandbox):
               image: str | None = None) -> Build:
         """Lay out and (for compiled languages) compile `files` in a container; cached
         by content hash of (language, files, image id, scope)."""
-        spec = get_language(language)
-        try:
-            norm = _norm_files(files)
-        except ValueError as e:
-            return Build(language=spec.name, key="", ok=False, files={},
-                         result=failure("compile_error", str(e), phase="compile"))
+        spec, norm, bad = _normalised(language, files)
+        if bad is not None:
+            return bad
         self._check_fork()
         img = image or self.image_for(spec.name)
         if img is None:
@@ -739,9 +736,12 @@ class DockerSandbox(LocalSandbox):
         Raises RuntimeError with the build log's tail when the build fails."""
         import hashlib  # noqa: PLC0415
         tag = "codegym/task:" + hashlib.sha256(dockerfile.encode("utf-8")).hexdigest()[:16]
+        if tag in _TASK_IMAGES:  # judged before: no engine round trip per judge
+            return tag
         with _IMAGE_BUILD_LOCK:
             try:
                 self._client.images.get(tag)
+                _TASK_IMAGES.add(tag)
                 return tag
             except docker.errors.ImageNotFound:
                 pass
@@ -755,6 +755,7 @@ class DockerSandbox(LocalSandbox):
                 raise RuntimeError(f"docker build failed: {e.msg}" + (f" ({tail})" if tail else "")) from None
             except docker.errors.APIError as e:
                 raise RuntimeError(f"docker build failed: {e.explanation or e}") from None
+            _TASK_IMAGES.add(tag)
         return tag
 
     def for_task(self, task_id: str, image: str | None = None) -> "DockerTaskSandbox":
@@ -775,6 +776,7 @@ class DockerSandbox(LocalSandbox):
 
 
 _IMAGE_BUILD_LOCK = threading.Lock()
+_TASK_IMAGES: set[str] = set()  # tags of task images known to exist on the engine
 
 
 class DockerTaskSandbox(Sandbox):

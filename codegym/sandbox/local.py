@@ -581,6 +581,17 @@ def _build_size(b: Build) -> int:
     return n
 
 
+def _normalised(language: str, files: Mapping[str, str | bytes]) -> tuple[LanguageSpec, dict[str, bytes], Build | None]:
+    """The language, the files as bytes, and -- when a file name or content is unusable --
+    the compile_error build every backend's `build` returns for it."""
+    spec = get_language(language)
+    try:
+        return spec, _norm_files(files), None
+    except ValueError as e:
+        return spec, {}, Build(language=spec.name, key="", ok=False, files={},
+                               result=failure("compile_error", str(e), phase="compile"))
+
+
 def _norm_files(files: Mapping[str, str | bytes]) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     for k, v in files.items():
@@ -697,7 +708,8 @@ class LocalSandbox(Sandbox):
         self._spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="codegym-sandbox-spawn")
         self._slots = [_Slot(self, i) for i in range(self.workers)]
         self._free: list[_Slot] = []
-        self._cond = threading.Condition()
+        self._mutex = threading.RLock()
+        self._cond = threading.Condition(self._mutex)
         # callers waiting for a slot, first come first served: one condition each on
         # the same lock, so a freed slot wakes exactly the longest waiter (a plain
         # Condition lets the thread that just gave a slot back take it again, and at
@@ -772,7 +784,7 @@ class LocalSandbox(Sandbox):
                 slot = self._pick(disk_mb, phase)
                 if slot is not None:
                     return slot
-            me = threading.Condition(self._cond._lock)  # noqa: SLF001  the same lock
+            me = threading.Condition(self._mutex)
             self._waiters.append(me)
             try:
                 while True:
@@ -927,12 +939,9 @@ class LocalSandbox(Sandbox):
     def build(self, language: str, files: Mapping[str, str | bytes],
               limits: Limits | None = None) -> Build:
         """Lay out and (for compiled languages) compile `files` inside the sandbox; cached."""
-        spec = get_language(language)
-        try:
-            norm = _norm_files(files)
-        except ValueError as e:
-            return Build(language=spec.name, key="", ok=False, files={},
-                         result=failure("compile_error", str(e), phase="compile"))
+        spec, norm, bad = _normalised(language, files)
+        if bad is not None:
+            return bad
         key = _key(spec, norm)
         self._check_fork()
         if not spec.available():

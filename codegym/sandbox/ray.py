@@ -68,7 +68,6 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 from codegym.limits import Limits
 from codegym.sandbox.classify import failure
-from codegym.sandbox.languages import get_language
 from codegym.sandbox.types import Build, ExecResult, RunRequest, Sandbox
 
 #: failures that mean "the worker is gone", not "the call failed": the call is retried elsewhere
@@ -448,13 +447,10 @@ class RaySandbox(Sandbox):
     def build(self, language: str, files: Mapping[str, str | bytes],
               limits: Limits | None = None) -> Build:
         """Compile on some actor (cached by content hash here and on every actor)."""
-        from codegym.sandbox.local import _key, _norm_files
-        spec = get_language(language)
-        try:
-            norm = _norm_files(files)
-        except ValueError as e:
-            return Build(language=spec.name, key="", ok=False, files={},
-                         result=failure("compile_error", str(e), phase="compile"))
+        from codegym.sandbox.local import _key, _normalised
+        spec, norm, bad = _normalised(language, files)
+        if bad is not None:
+            return bad
         key = _key(spec, norm)
         with self._lock:
             b = self._builds.get(key)
