@@ -303,6 +303,16 @@ def _tree_cache() -> "OrderedDict[tuple[str, str], Any]":
     return cache
 
 
+#: languages whose grammar's incremental parse re-reads everything after an edit
+#: (tree-sitter-python: the external scanner's state differs after the edit, so no
+#: later subtree is reused -- measured: an incremental parse of a 550-line module
+#: costs as much as a fresh one).  For these, a step parses only a *window*: the
+#: top-level statements around the change, on both sides (see `_parse_window`).
+_WINDOWED = frozenset({"python"})
+#: set to False to always parse whole files (the windowed path is tested against it)
+WINDOWED_PARSE = True
+
+
 def _row_offset(data: bytes, row: int) -> tuple[int, tuple[int, int]]:
     """Byte offset and tree-sitter point of the start of line `row` (or of the
     end of the text when `row` is past its last newline)."""
@@ -312,31 +322,161 @@ def _row_offset(data: bytes, row: int) -> tuple[int, tuple[int, int]]:
     return len(data) - len(parts[-1]), (row, 0)
 
 
+def _remember(cache: OrderedDict, key, value) -> None:
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > _TREE_CACHE_SIZE:
+        cache.popitem(last=False)
+
+
+def _boundaries(root, lo: int = 0, hi: int | None = None) -> list[int] | None:
+    """Rows where a top-level statement starts at column 0 right after another
+    top-level statement that ended on an earlier row, neither being a comment
+    (a comment's placement depends on the lines after it), for the root's
+    children starting in rows [lo, hi); None when the tree has errors."""
+    if root.has_error:
+        return None
+    out = []
+    prev = None
+    for c in root.children:
+        r = c.start_point.row
+        if hi is not None and r >= hi:
+            break
+        if (prev is not None and r >= lo and c.start_point.column == 0 and prev.end_point.row < r
+                and "comment" not in c.type and "comment" not in prev.type):
+            out.append(r)
+        prev = c
+    return out
+
+
+def _parse_window(parser, data: bytes, row_a: int, row_b: int, n_rows: int):
+    """Parse rows [row_a, row_b) of `data` only (tree-sitter included ranges: the
+    nodes keep their positions in the whole text)."""
+    from tree_sitter import Point, Range
+
+    start_byte, _ = _row_offset(data, row_a)
+    end_byte, end_point = _row_offset(data, row_b) if row_b < n_rows else (len(data), None)
+    if end_point is None:
+        nl = data.count(b"\n")
+        end_point = (nl, len(data) - (data.rfind(b"\n") + 1))
+    parser.included_ranges = [Range(Point(row_a, 0), Point(*end_point), start_byte, end_byte)]
+    try:
+        return parser.parse(data)
+    finally:
+        parser.included_ranges = []
+
+
+def _window_parser(language: str):
+    cache = getattr(_local, "window_parsers", None)
+    if cache is None:
+        cache = _local.window_parsers = {}
+    if language not in cache:
+        base = _parser(language)
+        if base is None:
+            cache[language] = None
+        else:
+            from tree_sitter import Parser
+            cache[language] = Parser(base.language)
+    return cache[language]
+
+
+def _full_tree(language: str, text: str, data: bytes | None = None):
+    """A whole-file tree of `text` (cached)."""
+    cache = _tree_cache()
+    key = (language, text)
+    tree = cache.get(key)
+    if tree is None:
+        tree = _parser(language).parse(data if data is not None else text.encode("utf-8", "surrogateescape"))
+        _remember(cache, key, tree)
+    else:
+        cache.move_to_end(key)
+    return tree
+
+
+def _bounds_cache() -> "OrderedDict[tuple[str, str], Any]":
+    cache = getattr(_local, "bounds", None)
+    if cache is None:
+        cache = _local.bounds = OrderedDict()
+    return cache
+
+
+def _parse_pair_windowed(language: str, old: str, new: str, first_row: int, old_end_row: int,
+                         new_end_row: int):
+    """`_parse_pair` for `_WINDOWED` languages: trees of a window of each side.
+
+    The window runs from the last statement boundary before the change to the
+    first after it (strictly, so an edit that attaches to a neighbouring
+    statement -- an ``else:``, a decorator -- has it in the window).  At such a
+    boundary the lexer is in its initial state (column 0, no open bracket,
+    string or block), so the window parses exactly as the same lines do in the
+    whole file: every node of the changed rows is the node a full parse gives.
+    A window that does not parse cleanly (the edit opened a string or a
+    bracket that runs on) falls back to a whole-file parse.  Boundaries are
+    kept per text and carried from one step to the next; they cost one
+    whole-file parse per episode.  Returns None when windowing does not apply.
+    """
+    bcache = _bounds_cache()
+    bounds = bcache.get((language, old))
+    ob = old.encode("utf-8", "surrogateescape")
+    if bounds is None:
+        if (language, old) in bcache:  # known: the old text has syntax errors
+            return None
+        bounds = _boundaries(_full_tree(language, old, ob).root_node)
+        _remember(bcache, (language, old), bounds)
+        if bounds is None:
+            return None
+    else:
+        bcache.move_to_end((language, old))
+    parser = _window_parser(language)
+    old_rows = old.count("\n") + (0 if old.endswith("\n") or not old else 1)
+    nb = new.encode("utf-8", "surrogateescape")
+    new_rows = new.count("\n") + (0 if new.endswith("\n") or not new else 1)
+    import bisect
+    i = bisect.bisect_left(bounds, first_row)  # bounds[:i] < first_row
+    row_a = bounds[i - 1] if i > 0 else 0
+    j = bisect.bisect_right(bounds, old_end_row)  # bounds[j:] > old_end_row
+    row_b = bounds[j] if j < len(bounds) else old_rows
+    delta = new_rows - old_rows
+    new_b = row_b + delta if j < len(bounds) else new_rows
+    old_tree = _parse_window(parser, ob, row_a, row_b, old_rows)
+    new_tree = _parse_window(parser, nb, row_a, new_b, new_rows)
+    if old_tree.root_node.has_error:  # cannot happen for a clean old text; be safe
+        return None
+    inner = _boundaries(new_tree.root_node, row_a + 1)
+    if inner is None:
+        # the edit made the window unclean: whole-file trees (and boundaries) of new
+        full = _full_tree(language, new, nb)
+        _remember(bcache, (language, new), _boundaries(full.root_node))
+        return old_tree, full
+    if (language, new) not in bcache:
+        kids = new_tree.root_node.children
+        tail = [r + delta for r in bounds[j:]]
+        if tail and kids and "comment" in kids[-1].type:
+            tail = tail[1:]  # the statement after the window now follows a comment
+        _remember(bcache, (language, new), bounds[:i] + inner + tail)
+    return old_tree, new_tree
+
+
 def _parse_pair(language: str, old: str, new: str, first_row: int, old_end_row: int,
                 new_end_row: int):
     """Trees of `old` and `new`, reusing cached trees and parsing `new`
     incrementally from `old` (rows [first_row, *_end_row) are what changed).
 
     In an episode the new side of one step is the old side of the next, so
-    with the cache each step costs one incremental parse.
+    with the cache each step costs one incremental parse.  For `_WINDOWED`
+    languages the trees may cover only the rows around the change (see
+    `_parse_pair_windowed`): callers only ask about the changed rows.
     """
     parser = _parser(language)
     if parser is None:
         return None, None
+    if WINDOWED_PARSE and language in _WINDOWED:
+        got = _parse_pair_windowed(language, old, new, first_row, old_end_row, new_end_row)
+        if got is not None:
+            return got
     cache = _tree_cache()
-
-    def remember(key, tree):
-        cache[key] = tree
-        while len(cache) > _TREE_CACHE_SIZE:
-            cache.popitem(last=False)
-
     ob = old.encode("utf-8", "surrogateescape")
-    old_tree = cache.get((language, old))
-    if old_tree is None:
-        old_tree = parser.parse(ob)
-        remember((language, old), old_tree)
-    else:
-        cache.move_to_end((language, old))
+    old_tree = _full_tree(language, old, ob)
     new_tree = cache.get((language, new))
     if new_tree is None:
         nb = new.encode("utf-8", "surrogateescape")
@@ -350,7 +490,7 @@ def _parse_pair(language: str, old: str, new: str, first_row: int, old_end_row: 
             # error recovery may differ between incremental and fresh parses;
             # a fresh parse keeps units independent of what was cached
             new_tree = parser.parse(nb)
-        remember((language, new), new_tree)
+        _remember(cache, (language, new), new_tree)
     else:
         cache.move_to_end((language, new))
     return old_tree, new_tree
@@ -969,11 +1109,12 @@ def _segments(edit: EditSpan, lines: list[tuple[str, int, int]], as_diff: bool) 
 _VOTE_CAP = 8
 
 
-def _locate(segments: list[_Segment], voters: dict[int, str], wanted: dict[int, str],
+def _locate(segments: list[_Segment], by_key: "_LineIndex | dict[str, list[int]]", wanted: dict[int, str],
             side: str) -> dict[int, tuple[int, int, _Segment]]:
     """Map `wanted` lines {line index: key} to source lines by offset voting.
 
-    For each segment, every (voter line n, source line i) pair with equal keys
+    `by_key` maps a key to the indices of the voter lines with that key. For
+    each segment, every (voter line n, source line i) pair with equal keys
     votes for the offset n - i; the best offset places the segment (a block
     of text written contiguously puts all its lines at one offset, so the true
     placement gets one vote per line while coincidental matches scatter).
@@ -983,9 +1124,6 @@ def _locate(segments: list[_Segment], voters: dict[int, str], wanted: dict[int, 
     lines). A source line is used once.
     """
     found: dict[int, tuple[int, int, _Segment]] = {}
-    by_key: dict[str, list[int]] = {}
-    for n, key in voters.items():
-        by_key.setdefault(key, []).append(n)
     plans = []
     for seg in segments:
         src = seg.new_side if side == "new" else seg.old_side
@@ -1103,6 +1241,46 @@ def attach_spans(
     return units
 
 
+def _find_lines(text: str, key: str) -> list[int]:
+    """Indices of the lines of `text` (split at ``\\n``) whose ``strip()`` is `key`
+    (a non-empty stripped line). Scans with str.find: a few keys of a long file
+    cost far less than indexing every line."""
+    out: list[int] = []
+    pos = row = counted = 0
+    n, k = len(text), len(key)
+    while True:
+        p = text.find(key, pos)
+        if p < 0:
+            return out
+        ls = text.rfind("\n", 0, p) + 1
+        le = text.find("\n", p + k)
+        if le < 0:
+            le = n
+        if text[ls:p].strip() or text[p + k:le].strip():
+            pos = p + 1
+            continue
+        row += text.count("\n", counted, ls)
+        counted = ls
+        out.append(row)
+        pos = le + 1
+
+
+class _LineIndex:
+    """key -> indices of a text's lines with that key, computed per key on demand."""
+
+    __slots__ = ("text", "memo")
+
+    def __init__(self, text: str):
+        self.text = text
+        self.memo: dict[str, list[int]] = {}
+
+    def get(self, key: str, default=()):
+        r = self.memo.get(key)
+        if r is None:
+            r = self.memo[key] = _find_lines(self.text, key) if key else []
+        return r or default
+
+
 class _SpanContext:
     """Lines to place (the units' own) and lines that vote (whole files when
     known), per side; the old side is only built for diff-form edits."""
@@ -1112,24 +1290,29 @@ class _SpanContext:
         self.old_wanted = {n - 1: t.strip() for u in units for n, t in zip(u.removed, u.pre_raw) if t.strip()}
         self._files = {"new": new_files, "old": old_files}
         self._path = path
-        self._voters: dict[str, dict[int, str]] = {}
+        self._voters: dict[str, Any] = {}
 
-    def voters(self, side: str) -> dict[int, str]:
+    def voters(self, side: str) -> "_LineIndex | dict[str, list[int]]":
+        """key -> voter line indices: every line of the side's file when it is
+        known, else the units' own lines."""
         if side not in self._voters:
             files = self._files[side]
             text = files.get(self._path) if files is not None else None
             if text is None:
-                self._voters[side] = self.new_wanted if side == "new" else self.old_wanted
+                by_key: dict[str, list[int]] = {}
+                for n, key in (self.new_wanted if side == "new" else self.old_wanted).items():
+                    by_key.setdefault(key, []).append(n)
+                self._voters[side] = by_key
             else:
-                self._voters[side] = {i: k for i, l in enumerate(text.split("\n")) if (k := l.strip())}
+                self._voters[side] = _LineIndex(text)
         return self._voters[side]
 
     @property
-    def new_voters(self) -> dict[int, str]:
+    def new_voters(self) -> "_LineIndex | dict[str, list[int]]":
         return self.voters("new")
 
     @property
-    def old_voters(self) -> dict[int, str]:
+    def old_voters(self) -> "_LineIndex | dict[str, list[int]]":
         return self.voters("old")
 
 
