@@ -491,20 +491,35 @@ def _q(s: str, n: int = 80) -> str:
 
 
 @functools.lru_cache(maxsize=32)
-def _split_lines(content: str) -> tuple[list[str], list[int], bool]:
+def _split_lines(content: str) -> "tuple[list[str], _LineStarts, bool]":
     """Lines without their newline, char offset of each line start (plus the
     end), and whether the content ends with a newline.
 
     Cached (a step splits the same file several times); callers must not mutate
     the lists."""
     if not content:
-        return [], [0], True
+        return [], _LineStarts([0], 0), True
     final_nl = content.endswith("\n")
     lines = (content[:-1] if final_nl else content).split("\n")
-    offs = [0, *accumulate(len(l) + 1 for l in lines)]
-    if not final_nl:
-        offs[-1] -= 1
-    return lines, offs, final_nl
+    return lines, _LineStarts(list(accumulate(map(len, lines), initial=0)), len(content)), final_nl
+
+
+class _LineStarts:
+    """``starts[i]``: char offset of line i; ``starts[len(lines)]``: the content's length.
+    (Line i starts after the i newlines and the characters of the lines before it.)"""
+
+    __slots__ = ("_sums", "_end")
+
+    def __init__(self, sums: list[int], end: int):
+        self._sums, self._end = sums, end
+
+    def __len__(self) -> int:
+        return len(self._sums)
+
+    def __getitem__(self, i: int) -> int:
+        if i < 0:
+            i += len(self._sums)
+        return min(self._sums[i] + i, self._end)
 
 
 def _keep_lines(content: str) -> list[str]:
@@ -2074,7 +2089,8 @@ class _Parser:
             if content == orig:
                 self._warn(f"the edit left {path} unchanged")
                 continue
-            m = _BAD_CHAR_RE.search(content)
+            # (a pure-ASCII string without NUL -- isascii() is a flag -- needs no scan)
+            m = _BAD_CHAR_RE.search(content) if "\x00" in content or not content.isascii() else None
             if m:
                 what = "a NUL character" if m.group(0) == "\x00" else "a lone surrogate (not valid Unicode text)"
                 line = content.count("\n", 0, m.start()) + 1

@@ -349,13 +349,22 @@ def _boundaries(root, lo: int = 0, hi: int | None = None) -> list[int] | None:
     return out
 
 
-def _parse_window(parser, data: bytes, row_a: int, row_b: int, n_rows: int):
+def _start_byte(data: bytes, lines: Sequence[str] | None, row: int) -> int:
+    """Byte offset of the start of line `row`; `lines` (the `split_lines` of an ASCII
+    text, so one byte per character) gives it without splitting the bytes."""
+    if lines is not None and row < len(lines):
+        return sum(map(len, lines[:row])) + row
+    return _row_offset(data, row)[0]
+
+
+def _parse_window(parser, data: bytes, row_a: int, row_b: int, n_rows: int,
+                  lines: Sequence[str] | None = None):
     """Parse rows [row_a, row_b) of `data` only (tree-sitter included ranges: the
     nodes keep their positions in the whole text)."""
     from tree_sitter import Point, Range
 
-    start_byte, _ = _row_offset(data, row_a)
-    end_byte, end_point = _row_offset(data, row_b) if row_b < n_rows else (len(data), None)
+    start_byte = _start_byte(data, lines, row_a)
+    end_byte, end_point = (_start_byte(data, lines, row_b), (row_b, 0)) if row_b < n_rows else (len(data), None)
     if end_point is None:
         nl = data.count(b"\n")
         end_point = (nl, len(data) - (data.rfind(b"\n") + 1))
@@ -401,7 +410,8 @@ def _bounds_cache() -> "OrderedDict[tuple[str, str], Any]":
 
 
 def _parse_pair_windowed(language: str, old: str, new: str, first_row: int, old_end_row: int,
-                         new_end_row: int):
+                         new_end_row: int, old_lines: Sequence[str] | None = None,
+                         new_lines: Sequence[str] | None = None):
     """`_parse_pair` for `_WINDOWED` languages: trees of a window of each side.
 
     The window runs from the last statement boundary before the change to the
@@ -438,8 +448,8 @@ def _parse_pair_windowed(language: str, old: str, new: str, first_row: int, old_
     row_b = bounds[j] if j < len(bounds) else old_rows
     delta = new_rows - old_rows
     new_b = row_b + delta if j < len(bounds) else new_rows
-    old_tree = _parse_window(parser, ob, row_a, row_b, old_rows)
-    new_tree = _parse_window(parser, nb, row_a, new_b, new_rows)
+    old_tree = _parse_window(parser, ob, row_a, row_b, old_rows, old_lines if old.isascii() else None)
+    new_tree = _parse_window(parser, nb, row_a, new_b, new_rows, new_lines if new.isascii() else None)
     if old_tree.root_node.has_error:  # cannot happen for a clean old text; be safe
         return None
     inner = _boundaries(new_tree.root_node, row_a + 1)
@@ -458,7 +468,8 @@ def _parse_pair_windowed(language: str, old: str, new: str, first_row: int, old_
 
 
 def _parse_pair(language: str, old: str, new: str, first_row: int, old_end_row: int,
-                new_end_row: int):
+                new_end_row: int, old_lines: Sequence[str] | None = None,
+                new_lines: Sequence[str] | None = None):
     """Trees of `old` and `new`, reusing cached trees and parsing `new`
     incrementally from `old` (rows [first_row, *_end_row) are what changed).
 
@@ -471,7 +482,8 @@ def _parse_pair(language: str, old: str, new: str, first_row: int, old_end_row: 
     if parser is None:
         return None, None
     if WINDOWED_PARSE and language in _WINDOWED:
-        got = _parse_pair_windowed(language, old, new, first_row, old_end_row, new_end_row)
+        got = _parse_pair_windowed(language, old, new, first_row, old_end_row, new_end_row,
+                                   old_lines, new_lines)
         if got is not None:
             return got
     cache = _tree_cache()
@@ -938,10 +950,25 @@ def _make_unit(path: str, pieces: list[_Piece], label: Label, a: list[str], b: l
     )
 
 
+def _lines_of(text: str) -> list[str]:
+    """`split_lines`, remembered for the last few texts of this thread (in an
+    episode the new side of a step is the old side of the next). The lists are
+    shared: this module only reads them."""
+    cache = getattr(_local, "lines", None)
+    if cache is None:
+        cache = _local.lines = OrderedDict()
+    hit = cache.get(text)
+    if hit is None:
+        hit = cache[text] = split_lines(text)
+        if len(cache) > 4:
+            cache.popitem(last=False)
+    return hit
+
+
 def _file_units(path: str, old: str | None, new: str | None, language: str | None,
                 granularity: str, context: int) -> list[DiffUnit]:
-    a = split_lines(old or "")
-    b = split_lines(new or "")
+    a = _lines_of(old or "")
+    b = _lines_of(new or "")
     opcodes = diff_opcodes(a, b)
     hunks = group_hunks(opcodes, context)
     if not hunks:
@@ -953,7 +980,7 @@ def _file_units(path: str, old: str | None, new: str | None, language: str | Non
             # opcodes[0] starts at the same row on both sides (equal prefix), and
             # the lines after the last opcode are equal too
             old_tree, new_tree = _parse_pair(language, old or "", new or "", opcodes[0][1],
-                                             opcodes[-1][2], opcodes[-1][4])
+                                             opcodes[-1][2], opcodes[-1][4], a, b)
         except Exception:  # the syntax layer must never break a step
             old_tree = new_tree = None
     old_out = _Outline(a, language, statements, old_tree)

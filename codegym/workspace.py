@@ -303,8 +303,19 @@ def file_diff(
 
 
 def _render(out: list[str], qa: str, qb: str, old: str | None, new: str | None, a: Sequence[str],
-            b: Sequence[str], opcodes: Sequence[Opcode], context: int) -> str:
-    """The body of `file_diff` after its header lines, from given opcodes."""
+            b: Sequence[str], opcodes: Sequence[Opcode], context: int,
+            bodies: dict | None = None, reuse: dict | None = None,
+            fresh: tuple[int, int] | None = None) -> str:
+    """The body of `file_diff` after its header lines, from given opcodes.
+
+    Hunk bodies can be carried over between renders of the same `a` against
+    successive `b`s (the cumulative diff of an episode): ``bodies`` collects
+    this render's bodies, ``reuse`` offers the previous render's, and a body is
+    reused only for a hunk whose `b` lines (context included) lie outside
+    ``fresh``, the rows of `b` that changed since that render. Its key is the
+    hunk's `a` range and its shape relative to its `b` start, so a hunk shifted
+    by an edit above it is reused too.
+    """
     if not opcodes:
         # Creating or deleting an empty file: git prints the header only.
         return "".join(out)
@@ -316,6 +327,16 @@ def _render(out: list[str], qa: str, qb: str, old: str | None, new: str | None, 
         j_lo = max(0, hunk[0][3] - context)
         j_hi = min(len(b), hunk[-1][4] + context)
         out.append(f"@@ -{_range(i_lo, i_hi - i_lo)} +{_range(j_lo, j_hi - j_lo)} @@\n")
+        key = None
+        if bodies is not None:
+            key = (i_lo, i_hi, j_hi - j_lo, tuple((i1, i2, j1 - j_lo, j2 - j_lo) for _t, i1, i2, j1, j2 in hunk))
+            if reuse is not None and fresh is not None and (j_hi < fresh[0] or j_lo > fresh[1]):
+                body = reuse.get(key)
+                if body is not None:
+                    out.append(body)
+                    bodies[key] = body
+                    continue
+        mark = len(out)
         i = i_lo
         for _tag, i1, i2, j1, j2 in hunk:
             _emit_run(out, " ", a[i:i1])
@@ -323,6 +344,11 @@ def _render(out: list[str], qa: str, qb: str, old: str | None, new: str | None, 
             _emit_run(out, "+", b[j1:j2])
             i = i2
         _emit_run(out, " ", a[i:i_hi])
+        if key is not None:
+            body = "".join(out[mark:])
+            del out[mark:]
+            out.append(body)
+            bodies[key] = body
     return "".join(out)
 
 
@@ -527,6 +553,7 @@ class _CumEntry(NamedTuple):
     starter_lines: list[str]
     opcodes: list[Opcode]
     diff: str
+    bodies: dict  # hunk bodies of `diff` (see `_render`)
 
 
 class _MemoryStore:
@@ -965,11 +992,14 @@ class Workspace:
         """The starter->current diff of `p`; in memory, updated around the last edit
         (`recompose_opcodes`) rather than diffed from scratch at every step."""
         b = self._cached_lines(p, new)
+        reuse = fresh = None
         if hit is not None and new is not None and self._store.kind == "memory":
             step = diff_opcodes(hit.lines, b)
             ops = recompose_opcodes(hit.starter_lines, hit.lines, b, hit.opcodes, step) if step else hit.opcodes
             a = hit.starter_lines
             old = self._store.starter_text(p)
+            if step:  # rows of b that differ from the last render's b (closed range)
+                reuse, fresh = hit.bodies, (step[0][3], step[-1][4])
         else:
             old = self._store.starter_text(p)
             if new is None or old is None or self._store.kind != "memory":
@@ -978,12 +1008,13 @@ class Workspace:
                 return text
             a = split_lines(old)
             ops = diff_opcodes(a, b)
+        bodies: dict = {}
         if not ops:  # back to the starter's text
             text = ""
         else:
             qa, qb = _git_path("a/", p), _git_path("b/", p)
-            text = _render([f"diff --git {qa} {qb}\n"], qa, qb, old, new, a, b, ops, 3)
-        self._cum_cache[p] = _CumEntry(new, b, a, ops, text)
+            text = _render([f"diff --git {qa} {qb}\n"], qa, qb, old, new, a, b, ops, 3, bodies, reuse, fresh)
+        self._cum_cache[p] = _CumEntry(new, b, a, ops, text, bodies)
         return text
 
     # -- editing ------------------------------------------------------------

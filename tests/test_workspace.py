@@ -571,3 +571,37 @@ def test_incremental_cumulative_diff_applies_at_every_step(tmp_path):
     ws.undo()
     if HAS_GIT:
         assert git_apply(tmp_path, {"m.py": start, "other.txt": "keep\n"}, ws.cumulative_diff()) == ws.files
+
+
+def test_cumulative_diff_reused_hunk_bodies_equal_a_fresh_render():
+    """Hunk bodies carried between renders of the cumulative diff (see `_render`)
+    give exactly the text a render from scratch of the same opcodes gives."""
+    from codegym.workspace import _git_path, _render
+
+    rng = random.Random(17)
+    pool = ["    y = x + 1", "    return y", "", "}", "    # same", "end"]
+    start = "".join(f"def f{k}(x):\n    y = x + {k}\n    return y\n\n" for k in range(80))
+    ws = Workspace.in_memory({"m.py": start})
+    reused = 0
+    for step in range(300):
+        lines = ws.read("m.py").split("\n")
+        at = rng.randrange(0, len(lines))
+        r = rng.random()
+        if r < 0.25 and len(lines) > 5:
+            del lines[at:at + rng.randrange(1, 4)]
+        elif r < 0.5:
+            lines[at:at + 1] = [rng.choice(pool)]
+        else:
+            lines[at:at] = [rng.choice(pool + [f"    # note {step}"]) for _ in range(rng.randrange(1, 3))]
+        ws.apply({"m.py": "\n".join(lines)})
+        cum = ws.cumulative_diff()
+        entry = ws._cum_cache.get("m.py")
+        if entry is None or not entry.opcodes:
+            continue
+        before = len(entry.bodies)
+        qa, qb = _git_path("a/", "m.py"), _git_path("b/", "m.py")
+        fresh = _render([f"diff --git {qa} {qb}\n"], qa, qb, start, entry.text, entry.starter_lines,
+                        entry.lines, entry.opcodes, 3)
+        assert cum == fresh, f"step {step}"
+        reused += before
+    assert reused > 1000  # bodies were there to reuse
