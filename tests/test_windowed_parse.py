@@ -29,7 +29,9 @@ def _corpus() -> list[str]:
              "string.py", "dataclasses.py", "functools.py", "ast.py", "argparse.py", "json/decoder.py"]
     files = [os.path.join(std, n) for n in names]
     files += sorted(glob.glob(os.path.join(ROOT, "codegym", "*.py")))[:8]
-    out = []
+    # CRLF line ends, tabs, non-ASCII text and a form feed: byte and char offsets differ
+    out = ["".join(f"def fünf_{k}(x):\r\n\ty = x + {k}  # größer\r\n\treturn 'é' * y\n\n\x0c\n"
+                   f'class K{k}:\n    """Doc ∑."""\n    def m(self):\n        return {k}\n\n' for k in range(40))]
     for f in files:
         try:
             with open(f, encoding="utf-8") as fh:
@@ -95,7 +97,7 @@ def test_windowed_units_equal_whole_file_units(seed, valid_only, monkeypatch):
             for k, (g, w) in enumerate(zip(got, want)):
                 assert g == w, f"step {k} of a chain on a {len(text)}-char file ({granularity})"
     # the windowed path was taken (it is only for texts without syntax errors)
-    assert windowed_steps >= (60 if valid_only else 15)
+    assert windowed_steps >= (40 if valid_only else 15)
 
 
 @pytest.mark.parametrize("seed", range(4))

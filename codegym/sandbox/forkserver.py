@@ -626,8 +626,9 @@ class Server:
             if stdin_fd is not None:
                 os.close(stdin_fd)
 
-    def finish(self, resp: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
-        self.kill_everything()
+    def finish(self, resp: dict, blobs: list[bytes], killed: bool = False) -> tuple[dict, list[bytes]]:
+        if not killed:  # (execute kills and reaps everything as soon as the program ends)
+            self.kill_everything()
         try:
             for d in [self.box, *self.tmp_dirs]:
                 _wipe(d)
@@ -795,7 +796,7 @@ class Server:
         }
         blobs = [bytes(bufs[out_r]), bytes(bufs[err_r])]
         resp["collected"] = self.collect(hdr, blobs)
-        return self.finish(resp, blobs)
+        return self.finish(resp, blobs, killed=True)
 
     @staticmethod
     def drain(fd: int, buf: bytearray, cap: int) -> bool:
