@@ -357,6 +357,48 @@ def compile_main(path: str):
         return None
 
 
+def _report(exc: BaseException, skip_frames: int) -> None:
+    """Print an uncaught exception as the interpreter does, without our frames."""
+    tb = exc.__traceback__
+    for _ in range(skip_frames):
+        if tb is not None:
+            tb = tb.tb_next
+    try:
+        # the default hook prints exc.__traceback__, so the runner's frame goes there too
+        exc.__traceback__ = tb
+        sys.excepthook(type(exc), exc, tb)
+    except BaseException:
+        pass
+
+
+def _exit_code_of(exc: SystemExit) -> int:
+    c = exc.code
+    if c is None:
+        return 0
+    if isinstance(c, int):
+        return c & 0xFF
+    try:
+        print(c, file=sys.stderr)
+    except BaseException:
+        pass
+    return 1
+
+
+def python_process_state(argv: list[str], streams=None) -> None:
+    """sys.argv and sys.orig_argv for a program run with `argv` (and, given
+    `streams`, the std streams and excepthook), set only where they differ."""
+    if sys.argv != argv:
+        sys.argv = list(argv)
+    orig = [sys.executable, "-E", "-s", "-S", *argv]
+    if sys.orig_argv != orig:
+        sys.orig_argv = orig
+    if sys.excepthook is not sys.__excepthook__:
+        sys.excepthook = sys.__excepthook__
+    if streams is not None and (sys.stdout is not streams[1] or sys.__stderr__ is not streams[2]):
+        sys.stdin, sys.stdout, sys.stderr = streams
+        sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
+
+
 def run_python_main(path: str, argv: list[str], box: str, code=None, streams=None, loader=None) -> int:
     """Run a Python program like ``python3 -E -s -S <path>`` would, in this process.
 
@@ -370,47 +412,26 @@ def run_python_main(path: str, argv: list[str], box: str, code=None, streams=Non
     import builtins
     import types
 
+    # Every page this forked process writes is copied, so what the server already
+    # set up (`python_process_state`: streams, excepthook, argv) is only checked
+    # here, not set again: reading a page is free.
     if streams is None:
         streams = std_streams()
-    sys.stdin, sys.stdout, sys.stderr = streams
-    sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
+    if sys.stdout is not streams[1] or sys.__stderr__ is not streams[2]:
+        sys.stdin, sys.stdout, sys.stderr = streams
+        sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
     main = types.ModuleType("__main__")
     main.__dict__.update(__file__=path, __cached__=None, __loader__=loader, __spec__=None,
                          __builtins__=builtins, __annotations__={}, __package__=None)
     # the server was __main__ (python -c); nothing of it stays importable
     sys.modules["__main__"] = main
-    sys.argv = list(argv)
-    sys.orig_argv = [sys.executable, "-E", "-s", "-S", *argv]
+    python_process_state(argv)
     sys.path.insert(0, box)
-    atexit._clear()
-    sys.excepthook = sys.__excepthook__
+    if atexit._ncallbacks():
+        atexit._clear()
 
     code_ = 0
-
-    def report(exc: BaseException, skip_frames: int) -> None:
-        tb = exc.__traceback__
-        for _ in range(skip_frames):
-            if tb is not None:
-                tb = tb.tb_next
-        try:
-            # the default hook prints exc.__traceback__, so the runner's frame goes there too
-            exc.__traceback__ = tb
-            sys.excepthook(type(exc), exc, tb)
-        except BaseException:
-            pass
-
-    def exit_code_of(exc: SystemExit) -> int:
-        c = exc.code
-        if c is None:
-            return 0
-        if isinstance(c, int):
-            return c & 0xFF
-        try:
-            print(c, file=sys.stderr)
-        except BaseException:
-            pass
-        return 1
-
+    report, exit_code_of = _report, _exit_code_of
     try:
         if code is None:
             try:
@@ -654,6 +675,8 @@ class Server:
             path = os.path.join(self.box, main)
             prep = (path, [main, *[str(a) for a in py.get("argv", [])]],
                     self.code_for(hdr, main, path), self.loader_for(path))
+            # set before the fork, so the child only reads it (a write there is a page copy)
+            python_process_state(prep[1], self.streams)
         # the server itself wires 0/1/2 for the child to inherit (and builds the
         # Python streams on them here, where it costs no copy-on-write)
         os.dup2(in_fd, 0)
