@@ -21,8 +21,13 @@ the baseline with itself, so every positive speed score it earns is a false spee
                                        [--tasks PATTERN ...] [--mode speedup] [--json FILE]
 
 ``--quick``: 3 tasks per suite (spread over the ids), 4 runs each. The full run (every task,
-10 runs) takes hours on 2 cores: each baseline run compares two ~1 s programs over
-8-16 interleaved pairs.
+10 runs) takes hours on 2 cores (about 11 h here: ~66 s per task and run pair, as each
+baseline run compares two ~1 s programs over 8-16 interleaved pairs), so it can be
+spread over several sittings: ``--resume FILE`` appends each finished task's row to FILE
+(JSON lines, with the date and load average it was measured at) and skips the tasks
+FILE already has for the same runs, mode, metric and task content; the table covers all.
+
+    python3 benchmarks/reward_noise.py --resume benchmarks/results/reward_noise.jsonl
 """
 
 from __future__ import annotations
@@ -76,11 +81,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode", default="speedup", choices=["speedup", "percentile", "interpolate"])
     ap.add_argument("--metric", default=None, choices=["cpu", "wall", "instructions"])
     ap.add_argument("--json", default=None, help="write the per-task results here")
+    ap.add_argument("--resume", default=None, metavar="FILE",
+                    help="JSON lines of finished tasks: skip them, append new ones")
     args = ap.parse_args(argv)
     runs = args.runs or (4 if args.quick else 10)
     max_tasks = args.max_tasks or (3 if args.quick else None)
 
     rows = []
+    done: dict[tuple, dict] = {}
+    if args.resume and os.path.exists(args.resume):
+        with open(args.resume, encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    r = json.loads(line)
+                    done[(r["task"], r.get("task_hash"), r.get("runs"), r.get("mode"), r.get("metric"))] = r
     t_start = time.monotonic()
     print(f"TimedReward(mode={args.mode}) -- {runs} runs per agent and task; "
           f"sandbox: local; cpus: {os.cpu_count()}; load: {os.getloadavg()[0]:.1f}", flush=True)
@@ -93,7 +107,13 @@ def main(argv: list[str] | None = None) -> int:
         env = TimedReward(gym.make("codegym/Suite-v0", suite=suite_name, early_exit=True),
                           mode=args.mode, metric=args.metric, skip_identical=False)
         for task in tasks:
+            key = (task.id, task.content_hash, runs, args.mode, args.metric)
+            if key in done:
+                rows.append(done[key])
+                print(f"  {task.id:34s} (from {args.resume}, measured {done[key].get('date', '?')})", flush=True)
+                continue
             t0 = time.monotonic()
+            load0 = os.getloadavg()[0]
             oracle, base, speedups = [], [], []
             uns_o = uns_b = 0
             reasons: list[str] = []
@@ -121,8 +141,14 @@ def main(argv: list[str] | None = None) -> int:
                    "unscorable_oracle": uns_o, "unscorable_baseline": uns_b,
                    "target": (wins >= TARGET_RATE) if sp >= TARGET_SPEEDUP else None,
                    "false_speedups": sum(b > env.correct_reward for b in base),
-                   "elapsed_s": time.monotonic() - t0, "reasons": reasons[:4]}
+                   "elapsed_s": time.monotonic() - t0, "reasons": reasons[:4],
+                   "task_hash": task.content_hash, "runs": runs, "mode": args.mode, "metric": args.metric,
+                   "date": time.strftime("%Y-%m-%d %H:%M"), "load": [load0, os.getloadavg()[0]]}
             rows.append(row)
+            if args.resume:
+                os.makedirs(os.path.dirname(os.path.abspath(args.resume)), exist_ok=True)
+                with open(args.resume, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(row) + "\n")
             print(f"  {task.id:34s} speedup {sp:7.1f}x  oracle {fmt(oracle):15s} baseline {fmt(base):15s} "
                   f"unscorable {uns_o}/{uns_b}  P(o>b) {wins:5.0%}  ({row['elapsed_s']:.0f}s)", flush=True)
             for reason in reasons[:2]:
@@ -137,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         tgt = "n/a (<1.5x)" if row["target"] is None else ("met" if row["target"] else "MISSED")
         print(f"| {row['task']} | {row['speedup']:.1f}x | {fmt(row['oracle'])} | {fmt(row['baseline'])} | "
-              f"{row['unscorable_oracle']}/{row['unscorable_baseline']} | {row['false_speedups']}/{runs} | "
+              f"{row['unscorable_oracle']}/{row['unscorable_baseline']} | {row['false_speedups']}/{row.get('runs', runs)} | "
               f"{row['p_win']:.0%} | {tgt} |")
     checked = [r for r in rows if r["target"] is not None]
     met = sum(r["target"] for r in checked)

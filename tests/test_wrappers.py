@@ -455,17 +455,32 @@ def test_noisy_measurements_are_unscorable_not_guessed(py_task):
     env.close()
 
 
-def test_a_correct_but_unscorable_program_keeps_its_correctness_reward(py_task):
-    """By default noise costs the speed score only, never the correctness reward (else the
-    fastest programs, whose score moves most within an interval, would be punished most)."""
+def test_a_correct_but_unscorable_program_earns_what_noise_cannot_take_away(py_task):
+    """By default noise costs the speed score only down to its lower bound, never the
+    correctness reward (else the fastest programs, whose score moves most within an
+    interval, would be punished most), and never raises a reward."""
     env = TimedReward(gym.make("codegym/Suite-v0", tasks=[py_task], early_exit=True), max_noise=1e-9,
-                      max_score_span=1e-9, cap=1e6, retries=0, repeats=6, max_pairs=6)
+                      max_score_span=1e-9, cap=1e6, retries=0, repeats=6, max_pairs=6, skip_identical=False)
     r, info = _play(env, OracleAgent())
-    assert info["timing"]["scorable"] is False and info["timing"]["correct"]
-    assert r == env.correct_reward == 1.0
+    t = info["timing"]
+    assert t["scorable"] is False and t["correct"]
+    cmp = t["comparisons"][-1]
+    assert cmp["significant"] and cmp["ci"][0] > 1.0
+    # the score at the interval's lower end: above nothing, below the point estimate's
+    assert t["score_lower_bound"] == pytest.approx(math.log(cmp["ci"][0]) / math.log(1e6))
+    assert 0.0 < t["score_lower_bound"] < math.log(cmp["speedup"]) / math.log(1e6)
+    assert r == pytest.approx(env.correct_reward + t["score_lower_bound"])
+    r, info = _play(env, OracleAgent(solution="baseline"))  # the baseline against itself: nothing
+    assert info["timing"]["correct"] and r == env.correct_reward == 1.0
     r, info = _play(env, MutantAgent(kinds=["output"], seed=0))
     assert r == 0.0 and info["timing"]["correct"] is False
     env.close()
+    fixed = TimedReward(gym.make("codegym/Suite-v0", tasks=[py_task], early_exit=True), max_noise=1e-9,
+                        max_score_span=1e-9, cap=1e6, retries=0, repeats=6, max_pairs=6,
+                        unscorable_reward=1.0)
+    r, info = _play(fixed, OracleAgent())
+    assert info["timing"]["scorable"] is False and r == 1.0 and "score_lower_bound" not in info["timing"]
+    fixed.close()
 
 
 def test_timed_instructions_mode_is_exactly_repeatable(c_task):

@@ -52,6 +52,20 @@ class Unscorable(Exception):
     def __init__(self, message: str, record: "ComparisonRecord | None" = None):
         super().__init__(message)
         self.record = record
+        #: the speed score at the pessimistic end of the speedup's interval, when the
+        #: mode has a score of the speedup (set by TimedReward; None: nothing is known)
+        self.lower_bound: float | None = None
+
+
+def lower_bound_score(rec: "ComparisonRecord | None", score_at: Callable[[float], float]) -> float | None:
+    """The score at the lower end of a (too noisy) comparison's speedup interval: 0
+    unless the speedup is significant, never more than any point of the interval."""
+    if rec is None or rec.ci is None:
+        return None
+    lo = rec.ci[0]
+    if not (rec.significant and math.isfinite(lo) and lo > 1.0):
+        return 0.0
+    return float(score_at(lo))
 
 
 # =========================================================================== workloads
@@ -519,7 +533,8 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
         not correct (hidden or perf split fails)  ->  fail_reward            (default 0)
         correct, speed scorable                   ->  correct_reward + speed_weight * S
-        correct, speed unscorable (too noisy)     ->  unscorable_reward      (default: correct_reward)
+        correct, speed unscorable (too noisy)     ->  correct_reward + speed_weight * S_lo
+                                                      (or unscorable_reward when set)
 
     with the speed score S in [0, 1] by `mode`:
 
@@ -543,11 +558,15 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
     the log scale) where that width matters -- the speed score differs by more than
     ``max_score_span`` between the CI's ends -- is repeated `retries` times, then the
     program is reported unscorable (``info["timing"]["scorable"] = False``), never
-    guessed: it earns `unscorable_reward`, by default `correct_reward` -- what is
-    known (the program is correct) without any speed score. (A default of 0 would
-    punish correct programs for the machine's noise, and fast ones most: the wider a
-    speedup's interval, the more its score moves, while a program no faster than the
-    baseline scores 0 at both ends and stays scorable.) A judge that fails
+    guessed: it earns what is known -- the program is correct, and its speed score is
+    at least S_lo, the score at the lower end of the speedup's interval (0 unless the
+    speedup is significant; ``speedup`` and ``interpolate`` modes; ``percentile``: 0),
+    reported as ``info["timing"]["score_lower_bound"]``. Noise can only lower a reward,
+    never raise it: a program with erratic timing earns less, not more. (A reward of 0
+    would punish correct programs for the machine's noise, and fast ones most: the
+    wider a speedup's interval, the more its score moves, while a program no faster
+    than the baseline scores 0 at both ends and stays scorable.) `unscorable_reward`
+    replaces all this with a fixed reward. A judge that fails
     (``sandbox_error``) earns `unscorable_reward` if set, else `fail_reward`.
     ``metric="instructions"`` (valgrind; compiled languages only) makes the reward
     exactly repeatable, for tests and ``check_env``.
@@ -674,7 +693,12 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         except Unscorable as e:
             out.update(scorable=False, reason=str(e))
             out["elapsed_s"] = time.monotonic() - t0
-            return (self.correct_reward if self.unscorable_reward is None else self.unscorable_reward), out
+            if self.unscorable_reward is not None:
+                return self.unscorable_reward, out
+            if e.lower_bound is not None:  # what the noise cannot take away
+                out["score_lower_bound"] = e.lower_bound
+                return self.correct_reward + self.speed_weight * e.lower_bound, out
+            return self.correct_reward, out
         out["score"] = score
         out["elapsed_s"] = time.monotonic() - t0
         return self.correct_reward + self.speed_weight * score, out
@@ -685,7 +709,9 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return perf_workload(task, files, lang, sb)
 
     def _compare(self, comparand: PerfWorkload, candidate: PerfWorkload, against: str, metric: str,
-                 out: dict, score_at: Callable[[float], float]) -> ComparisonRecord:
+                 out: dict, score_at: Callable[[float], float], bound: bool = False) -> ComparisonRecord:
+        """One calibrated comparison; with `bound`, an Unscorable carries the lower-bound
+        score of its last comparison (modes whose score is that comparison's)."""
         try:
             rec = calibrated_compare(self.env.unwrapped.sandbox, comparand, candidate, against=against,
                                      metric=metric, settings=self.settings, max_noise=self.max_noise,
@@ -695,6 +721,8 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         except Unscorable as e:
             if e.record is not None:  # the samples of an unscorable comparison are kept too
                 out["comparisons"].append(e.record.to_dict())
+            if bound:
+                e.lower_bound = lower_bound_score(e.record, score_at)
             raise
         out["comparisons"].append(rec.to_dict())
         if rec.calibration is not None:
@@ -709,7 +737,7 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
             if name is None:
                 raise Unscorable(f"task {task.id} has no {self.against} solution")
             rec = self._compare(self._workload(task, name), cand, name, metric, out,
-                                lambda x: _speed_score(x, self.cap, self.transform))
+                                lambda x: _speed_score(x, self.cap, self.transform), bound=True)
             s = rec.speedup if rec.significant and rec.speedup > 1.0 else 1.0
             out["speedup"] = rec.speedup
             out["against"] = name
@@ -728,7 +756,7 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 raise Unscorable(f"the slowest entry {slow!r} of the distribution has no code to compare with")
             r = t_fast / t_slow
             rec = self._compare(self._workload(task, slow), cand, slow, metric, out,
-                                lambda x: min(1.0, max(0.0, (1.0 - 1.0 / x) / (1.0 - r))))
+                                lambda x: min(1.0, max(0.0, (1.0 - 1.0 / x) / (1.0 - r))), bound=True)
             s = rec.speedup if rec.significant and rec.speedup > 1.0 else 1.0
             pos = (1.0 - 1.0 / s) / (1.0 - r)
             out.update(slowest=slow, fastest=fast, speedup=rec.speedup, position=pos)
