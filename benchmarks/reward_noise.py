@@ -128,8 +128,12 @@ def main(argv: list[str] | None = None) -> int:
                 uns_o += not t.get("scorable", True)
                 if not t.get("scorable", True):
                     reasons.append("oracle: " + t.get("reason", "")[:300])
-                if t.get("speedup") is not None:
-                    speedups.append(t["speedup"])
+                # (an unscorable run's speedup is its last comparison's point estimate)
+                sp_run = t.get("speedup")
+                if sp_run is None and t.get("comparisons"):
+                    sp_run = t["comparisons"][-1].get("speedup")
+                if sp_run is not None:
+                    speedups.append(sp_run)
                 r, t = play(env, baseline_agent, task.id)
                 base.append(r)
                 uns_b += not t.get("scorable", True)

@@ -206,10 +206,9 @@ class EditBlock:
     format: str = ""
 
     def diff_span_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for `codegym.diffs.EditSpan`."""
-        d = asdict(self)
-        d.pop("format")
-        return d
+        """Keyword arguments for `codegym.diffs.EditSpan` (by hand: `asdict` deep-copies)."""
+        return {"path": self.path, "start": self.start, "end": self.end,
+                "text_offset_map": self.text_offset_map, "text": self.text, "diff": self.diff}
 
 
 @dataclass(frozen=True)
@@ -498,27 +497,39 @@ def _split_lines(content: str) -> "tuple[list[str], _LineStarts, bool]":
     Cached (a step splits the same file several times); callers must not mutate
     the lists."""
     if not content:
-        return [], _LineStarts([0], 0), True
+        return [], _LineStarts([], 0), True
     final_nl = content.endswith("\n")
     lines = (content[:-1] if final_nl else content).split("\n")
-    return lines, _LineStarts(list(accumulate(map(len, lines), initial=0)), len(content)), final_nl
+    return lines, _LineStarts(lines, len(content)), final_nl
 
 
 class _LineStarts:
     """``starts[i]``: char offset of line i; ``starts[len(lines)]``: the content's length.
-    (Line i starts after the i newlines and the characters of the lines before it.)"""
+    (Line i starts after the i newlines and the characters of the lines before it.)
+    An edit reads two or three of them: the first few are summed on demand, a table
+    of all is built only for callers that read more."""
 
-    __slots__ = ("_sums", "_end")
+    __slots__ = ("_lines", "_end", "_sums", "_reads")
 
-    def __init__(self, sums: list[int], end: int):
-        self._sums, self._end = sums, end
+    def __init__(self, lines: list[str], end: int):
+        self._lines, self._end = lines, end
+        self._sums: list[int] | None = None
+        self._reads = 0
 
     def __len__(self) -> int:
-        return len(self._sums)
+        return len(self._lines) + 1
 
     def __getitem__(self, i: int) -> int:
+        n = len(self._lines) + 1
         if i < 0:
-            i += len(self._sums)
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("line start index out of range")
+        if self._sums is None:
+            self._reads += 1
+            if self._reads <= 3:
+                return min(sum(map(len, self._lines[:i])) + i, self._end)
+            self._sums = list(accumulate(map(len, self._lines), initial=0))
         return min(self._sums[i] + i, self._end)
 
 

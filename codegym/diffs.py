@@ -50,6 +50,7 @@ line after it (it usually documents it), a blank line joins the line before it.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import threading
@@ -375,6 +376,21 @@ def _parse_window(parser, data: bytes, row_a: int, row_b: int, n_rows: int,
         parser.included_ranges = []
 
 
+class _LazyTree:
+    """A tree-sitter tree parsed when its ``root_node`` is first read."""
+
+    __slots__ = ("_parse", "_tree")
+
+    def __init__(self, parse: Callable[[], Any]):
+        self._parse, self._tree = parse, None
+
+    @property
+    def root_node(self):
+        if self._tree is None:
+            self._tree = self._parse()
+        return self._tree.root_node
+
+
 def _window_parser(language: str):
     cache = getattr(_local, "window_parsers", None)
     if cache is None:
@@ -427,31 +443,33 @@ def _parse_pair_windowed(language: str, old: str, new: str, first_row: int, old_
     """
     bcache = _bounds_cache()
     bounds = bcache.get((language, old))
-    ob = old.encode("utf-8", "surrogateescape")
     if bounds is None:
         if (language, old) in bcache:  # known: the old text has syntax errors
             return None
-        bounds = _boundaries(_full_tree(language, old, ob).root_node)
+        bounds = _boundaries(_full_tree(language, old).root_node)
         _remember(bcache, (language, old), bounds)
         if bounds is None:
             return None
     else:
         bcache.move_to_end((language, old))
     parser = _window_parser(language)
-    old_rows = old.count("\n") + (0 if old.endswith("\n") or not old else 1)
+    # (a split_lines list has one entry per line: count("\n") plus an unterminated last)
+    old_rows = len(old_lines) if old_lines is not None else \
+        old.count("\n") + (0 if old.endswith("\n") or not old else 1)
     nb = new.encode("utf-8", "surrogateescape")
-    new_rows = new.count("\n") + (0 if new.endswith("\n") or not new else 1)
-    import bisect
+    new_rows = len(new_lines) if new_lines is not None else \
+        new.count("\n") + (0 if new.endswith("\n") or not new else 1)
     i = bisect.bisect_left(bounds, first_row)  # bounds[:i] < first_row
     row_a = bounds[i - 1] if i > 0 else 0
     j = bisect.bisect_right(bounds, old_end_row)  # bounds[j:] > old_end_row
     row_b = bounds[j] if j < len(bounds) else old_rows
     delta = new_rows - old_rows
     new_b = row_b + delta if j < len(bounds) else new_rows
-    old_tree = _parse_window(parser, ob, row_a, row_b, old_rows, old_lines if old.isascii() else None)
+    o_lines = old_lines if old.isascii() else None
+    # the old side is only asked about when lines were removed: parsed on first use
+    old_tree = _LazyTree(lambda: _parse_window(parser, old.encode("utf-8", "surrogateescape"),
+                                               row_a, row_b, old_rows, o_lines))
     new_tree = _parse_window(parser, nb, row_a, new_b, new_rows, new_lines if new.isascii() else None)
-    if old_tree.root_node.has_error:  # cannot happen for a clean old text; be safe
-        return None
     inner = _boundaries(new_tree.root_node, row_a + 1)
     if inner is None:
         # the edit made the window unclean: whole-file trees (and boundaries) of new

@@ -314,19 +314,31 @@ def _render(out: list[str], qa: str, qb: str, old: str | None, new: str | None, 
     reused only for a hunk whose `b` lines (context included) lie outside
     ``fresh``, the rows of `b` that changed since that render. Its key is the
     hunk's `a` range and its shape relative to its `b` start, so a hunk shifted
-    by an edit above it is reused too.
+    by an edit above it is reused too. A hunk whose opcodes are the very ones of
+    the previous render (before the changed rows) reuses its header as well.
     """
     if not opcodes:
         # Creating or deleting an empty file: git prints the header only.
         return "".join(out)
     out.append(f"--- {qa if old is not None else '/dev/null'}\n")
     out.append(f"+++ {qb if new is not None else '/dev/null'}\n")
+    la, lb = len(a), len(b)
     for hunk in group_hunks(opcodes, context):
+        if reuse is not None and fresh is not None:
+            # a hunk with the very same opcodes, away from the changed rows and from the
+            # ends of the files, renders to the same text, header included
+            whole = reuse.get(tuple(hunk))
+            if (whole is not None and hunk[-1][4] + context < fresh[0] and hunk[0][1] >= context
+                    and hunk[0][3] >= context and hunk[-1][2] + context < la and hunk[-1][4] + context < lb):
+                out.append(whole)
+                bodies[tuple(hunk)] = whole
+                continue
         i_lo = max(0, hunk[0][1] - context)
-        i_hi = min(len(a), hunk[-1][2] + context)
+        i_hi = min(la, hunk[-1][2] + context)
         j_lo = max(0, hunk[0][3] - context)
-        j_hi = min(len(b), hunk[-1][4] + context)
-        out.append(f"@@ -{_range(i_lo, i_hi - i_lo)} +{_range(j_lo, j_hi - j_lo)} @@\n")
+        j_hi = min(lb, hunk[-1][4] + context)
+        header = f"@@ -{_range(i_lo, i_hi - i_lo)} +{_range(j_lo, j_hi - j_lo)} @@\n"
+        out.append(header)
         key = None
         if bodies is not None:
             key = (i_lo, i_hi, j_hi - j_lo, tuple((i1, i2, j1 - j_lo, j2 - j_lo) for _t, i1, i2, j1, j2 in hunk))
@@ -335,6 +347,7 @@ def _render(out: list[str], qa: str, qb: str, old: str | None, new: str | None, 
                 if body is not None:
                     out.append(body)
                     bodies[key] = body
+                    bodies[tuple(hunk)] = header + body
                     continue
         mark = len(out)
         i = i_lo
@@ -349,6 +362,7 @@ def _render(out: list[str], qa: str, qb: str, old: str | None, new: str | None, 
             del out[mark:]
             out.append(body)
             bodies[key] = body
+            bodies[tuple(hunk)] = header + body
     return "".join(out)
 
 

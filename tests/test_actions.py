@@ -815,3 +815,34 @@ def test_apply_changes_and_view_file():
 def test_edit_span_is_a_record():
     sp = EditSpan("a.py", 1, 3)
     assert tuple(sp) == ("a.py", 1, 3) and sp.text is None and sp.diff is False
+
+
+def test_edit_block_span_kwargs_are_its_fields_but_format():
+    import dataclasses
+
+    from codegym.actions import EditBlock
+    b = EditBlock(path="m.py", start=3, end=9, text_offset_map=(1, 2), text="ab", diff=True, format="json")
+    want = dataclasses.asdict(b)
+    want.pop("format")
+    assert b.diff_span_kwargs() == want
+
+
+def test_line_starts_on_demand_equal_a_full_table():
+    import random
+
+    from codegym.actions import _split_lines
+    rng = random.Random(0)
+    for _ in range(3000):
+        c = "".join(rng.choice(["a", "bb", "\n", "\n\n", "\r\n", "é"]) for _ in range(rng.randint(0, 10)))
+        _split_lines.cache_clear()
+        lines, starts, final_nl = _split_lines(c)
+        want = [0]
+        if c:
+            for line in lines:
+                want.append(want[-1] + len(line) + 1)
+            if not final_nl:
+                want[-1] -= 1
+        order = list(range(len(want)))
+        rng.shuffle(order)  # the first reads are summed, later ones come from the table
+        got = {i: starts[i] for i in order}
+        assert [got[i] for i in range(len(want))] == want and len(starts) == len(want)
