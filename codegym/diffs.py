@@ -39,7 +39,10 @@ Scopes are named ``"<outermost kind>:<dotted names>"``: ``"function:solve"``,
 ``"class:Foo.method"``, ``"function:solve.helper"``, ``"struct:P"``,
 ``"namespace:ns.Foo::bar"``, ``"module"`` for top-level code. Languages come
 from file extensions (.py .c .h .cpp .cc .cxx .hpp .hh .jl .js .mjs .cjs) or
-``language_of``; tree-sitter parses both sides of the diff. Files in other
+``language_of``; tree-sitter parses both sides of the diff (trees are cached
+per text, and a step's new side is re-parsed incrementally from its old side;
+Python, whose grammar re-reads everything after an edit, parses only the
+top-level statements around the change: `_parse_pair_windowed`). Files in other
 languages, or a missing grammar, give hunk-level units with scope "module".
 tree-sitter is error tolerant, and any failure of the syntax layer falls back
 to the same hunk-level units, so code with syntax errors never raises.
