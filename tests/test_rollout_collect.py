@@ -309,3 +309,18 @@ def test_ray_backend_without_ray_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
     with pytest.raises(RuntimeError, match=r"pip install 'codegym\[ray\]'"):
         collect(ENV, OracleAgent(), tasks=1, env_kwargs=KW, progress=False, backend="ray")
+
+
+def test_replay_agent_replays_each_recording_once_across_workers(tmp_path):
+    """`ReplayAgent.fork` shares the recordings: with two env workers every recorded
+    episode is played exactly once (no worker replays another's)."""
+    from codegym.agents import ReplayAgent
+    task_id = gym.make(ENV, **KW).unwrapped.tasks[0].id
+    rec = tmp_path / "rec.jsonl"
+    # four recordings of one task, told apart by a first action that fails to parse
+    rec.write_text("".join(json.dumps({"task_id": task_id, "actions": [f"not an edit #{k}", "submit"]}) + "\n"
+                           for k in range(4)))
+    trajs = collect(ENV, ReplayAgent(rec), tasks=[task_id], group_size=4, num_envs=2, env_kwargs=KW,
+                    progress=False)
+    firsts = sorted(t.steps[0].action for t in trajs)
+    assert firsts == [f"not an edit #{k}" for k in range(4)]

@@ -9,7 +9,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import threading
 from collections import defaultdict, deque
 from pathlib import Path
 from typing import Any
@@ -127,13 +129,31 @@ class ReplayAgent:
                     raise ValueError(f"{self.path}:{lineno}: needs task_id and actions (or steps)")
                 self._episodes[rec["task_id"]].append([str(a) for a in actions])
         self._current: deque[str] = deque()
+        self._lock = threading.Lock()
+
+    def fork(self) -> "ReplayAgent":
+        """A copy for another worker thread (`codegym.rollout.collect`): the recorded
+        episodes are shared, so each is replayed once across all copies."""
+        other = copy.copy(self)
+        other._current = deque()
+        return other
 
     def reset(self, task: Any = None, seed: int | None = None) -> None:
         task_id = getattr(task, "id", task)
-        queue = self._episodes.get(task_id)
-        if not queue:
-            raise LookupError(f"{self.path} has no (more) recorded episodes of task {task_id!r}")
-        self._current = deque(queue.popleft())
+        with self._lock:
+            queue = self._episodes.get(task_id)
+            if not queue:
+                raise LookupError(f"{self.path} has no (more) recorded episodes of task {task_id!r}")
+            self._current = deque(queue.popleft())
+
+    def __getstate__(self) -> dict:  # a lock does not pickle (process workers get their own copy)
+        state = dict(self.__dict__)
+        state.pop("_lock", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         return self._current.popleft() if self._current else "submit"
