@@ -695,9 +695,10 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
             out["elapsed_s"] = time.monotonic() - t0
             if self.unscorable_reward is not None:
                 return self.unscorable_reward, out
-            if e.lower_bound is not None:  # what the noise cannot take away
-                out["score_lower_bound"] = e.lower_bound
-                return self.correct_reward + self.speed_weight * e.lower_bound, out
+            lb = getattr(e, "lower_bound", None)
+            if lb is not None:  # what the noise cannot take away
+                out["score_lower_bound"] = lb
+                return self.correct_reward + self.speed_weight * lb, out
             return self.correct_reward, out
         out["score"] = score
         out["elapsed_s"] = time.monotonic() - t0
