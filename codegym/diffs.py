@@ -300,11 +300,23 @@ def _parser(language: str):
 _TREE_CACHE_SIZE = 16
 
 
-def _tree_cache() -> "OrderedDict[tuple[str, str], Any]":
-    cache = getattr(_local, "trees", None)
+def _thread_lru(name: str) -> OrderedDict:
+    """This thread's LRU cache `name` (see `_remember`)."""
+    cache = getattr(_local, name, None)
     if cache is None:
-        cache = _local.trees = OrderedDict()
+        cache = OrderedDict()
+        setattr(_local, name, cache)
     return cache
+
+
+def _tree_cache() -> "OrderedDict[tuple[str, str], Any]":
+    """(language, text) -> whole-file tree."""
+    return _thread_lru("trees")
+
+
+def _bounds_cache() -> "OrderedDict[tuple[str, str], Any]":
+    """(language, text) -> statement boundaries (`_boundaries`), None for a text with errors."""
+    return _thread_lru("bounds")
 
 
 #: languages whose grammar's incremental parse re-reads everything after an edit
@@ -326,10 +338,10 @@ def _row_offset(data: bytes, row: int) -> tuple[int, tuple[int, int]]:
     return len(data) - len(parts[-1]), (row, 0)
 
 
-def _remember(cache: OrderedDict, key, value) -> None:
+def _remember(cache: OrderedDict, key, value, size: int = _TREE_CACHE_SIZE) -> None:
     cache[key] = value
     cache.move_to_end(key)
-    while len(cache) > _TREE_CACHE_SIZE:
+    while len(cache) > size:
         cache.popitem(last=False)
 
 
@@ -394,20 +406,6 @@ class _LazyTree:
         return self._tree.root_node
 
 
-def _window_parser(language: str):
-    cache = getattr(_local, "window_parsers", None)
-    if cache is None:
-        cache = _local.window_parsers = {}
-    if language not in cache:
-        base = _parser(language)
-        if base is None:
-            cache[language] = None
-        else:
-            from tree_sitter import Parser
-            cache[language] = Parser(base.language)
-    return cache[language]
-
-
 def _full_tree(language: str, text: str, data: bytes | None = None):
     """A whole-file tree of `text` (cached)."""
     cache = _tree_cache()
@@ -421,16 +419,8 @@ def _full_tree(language: str, text: str, data: bytes | None = None):
     return tree
 
 
-def _bounds_cache() -> "OrderedDict[tuple[str, str], Any]":
-    cache = getattr(_local, "bounds", None)
-    if cache is None:
-        cache = _local.bounds = OrderedDict()
-    return cache
-
-
 def _parse_pair_windowed(language: str, old: str, new: str, first_row: int, old_end_row: int,
-                         new_end_row: int, old_lines: Sequence[str] | None = None,
-                         new_lines: Sequence[str] | None = None):
+                         new_end_row: int, old_lines: Sequence[str], new_lines: Sequence[str]):
     """`_parse_pair` for `_WINDOWED` languages: trees of a window of each side.
 
     The window runs from the last statement boundary before the change to the
@@ -455,13 +445,9 @@ def _parse_pair_windowed(language: str, old: str, new: str, first_row: int, old_
             return None
     else:
         bcache.move_to_end((language, old))
-    parser = _window_parser(language)
-    # (a split_lines list has one entry per line: count("\n") plus an unterminated last)
-    old_rows = len(old_lines) if old_lines is not None else \
-        old.count("\n") + (0 if old.endswith("\n") or not old else 1)
+    parser = _parser(language)  # (_parse_window resets its included ranges)
+    old_rows, new_rows = len(old_lines), len(new_lines)  # split_lines: one entry per line
     nb = new.encode("utf-8", "surrogateescape")
-    new_rows = len(new_lines) if new_lines is not None else \
-        new.count("\n") + (0 if new.endswith("\n") or not new else 1)
     i = bisect.bisect_left(bounds, first_row)  # bounds[:i] < first_row
     row_a = bounds[i - 1] if i > 0 else 0
     j = bisect.bisect_right(bounds, old_end_row)  # bounds[j:] > old_end_row
@@ -489,10 +475,10 @@ def _parse_pair_windowed(language: str, old: str, new: str, first_row: int, old_
 
 
 def _parse_pair(language: str, old: str, new: str, first_row: int, old_end_row: int,
-                new_end_row: int, old_lines: Sequence[str] | None = None,
-                new_lines: Sequence[str] | None = None):
-    """Trees of `old` and `new`, reusing cached trees and parsing `new`
-    incrementally from `old` (rows [first_row, *_end_row) are what changed).
+                new_end_row: int, old_lines: Sequence[str], new_lines: Sequence[str]):
+    """Trees of `old` and `new` (`*_lines`: their `split_lines`), reusing cached trees
+    and parsing `new` incrementally from `old` (rows [first_row, *_end_row) are what
+    changed).
 
     In an episode the new side of one step is the old side of the next, so
     with the cache each step costs one incremental parse.  For `_WINDOWED`
@@ -975,14 +961,11 @@ def _lines_of(text: str) -> list[str]:
     """`split_lines`, remembered for the last few texts of this thread (in an
     episode the new side of a step is the old side of the next). The lists are
     shared: this module only reads them."""
-    cache = getattr(_local, "lines", None)
-    if cache is None:
-        cache = _local.lines = OrderedDict()
+    cache = _thread_lru("lines")
     hit = cache.get(text)
     if hit is None:
-        hit = cache[text] = split_lines(text)
-        if len(cache) > 4:
-            cache.popitem(last=False)
+        hit = split_lines(text)
+        _remember(cache, text, hit, size=4)
     return hit
 
 

@@ -322,33 +322,32 @@ def _render(out: list[str], qa: str, qb: str, old: str | None, new: str | None, 
         return "".join(out)
     out.append(f"--- {qa if old is not None else '/dev/null'}\n")
     out.append(f"+++ {qb if new is not None else '/dev/null'}\n")
-    la, lb = len(a), len(b)
+    reuse = reuse if fresh is not None else None
     for hunk in group_hunks(opcodes, context):
-        if reuse is not None and fresh is not None:
-            # a hunk with the very same opcodes, away from the changed rows and from the
-            # ends of the files, renders to the same text, header included
-            whole = reuse.get(tuple(hunk))
-            if (whole is not None and hunk[-1][4] + context < fresh[0] and hunk[0][1] >= context
-                    and hunk[0][3] >= context and hunk[-1][2] + context < la and hunk[-1][4] + context < lb):
+        ops = tuple(hunk) if bodies is not None else None
+        if reuse is not None and hunk[-1][4] + context < fresh[0]:
+            # the very same opcodes before the changed rows: the same text, header included
+            # (`a` is the same, and so are the rows of `b` up to there)
+            whole = reuse.get(ops)
+            if whole is not None:
                 out.append(whole)
-                bodies[tuple(hunk)] = whole
+                bodies[ops] = whole
                 continue
         i_lo = max(0, hunk[0][1] - context)
-        i_hi = min(la, hunk[-1][2] + context)
+        i_hi = min(len(a), hunk[-1][2] + context)
         j_lo = max(0, hunk[0][3] - context)
-        j_hi = min(lb, hunk[-1][4] + context)
+        j_hi = min(len(b), hunk[-1][4] + context)
         header = f"@@ -{_range(i_lo, i_hi - i_lo)} +{_range(j_lo, j_hi - j_lo)} @@\n"
         out.append(header)
         key = None
         if bodies is not None:
             key = (i_lo, i_hi, j_hi - j_lo, tuple((i1, i2, j1 - j_lo, j2 - j_lo) for _t, i1, i2, j1, j2 in hunk))
-            if reuse is not None and fresh is not None and (j_hi < fresh[0] or j_lo > fresh[1]):
-                body = reuse.get(key)
-                if body is not None:
-                    out.append(body)
-                    bodies[key] = body
-                    bodies[tuple(hunk)] = header + body
-                    continue
+            body = reuse.get(key) if reuse is not None and (j_hi < fresh[0] or j_lo > fresh[1]) else None
+            if body is not None:
+                out.append(body)
+                bodies[key] = body
+                bodies[ops] = header + body
+                continue
         mark = len(out)
         i = i_lo
         for _tag, i1, i2, j1, j2 in hunk:
@@ -362,7 +361,7 @@ def _render(out: list[str], qa: str, qb: str, old: str | None, new: str | None, 
             del out[mark:]
             out.append(body)
             bodies[key] = body
-            bodies[tuple(hunk)] = header + body
+            bodies[ops] = header + body
     return "".join(out)
 
 

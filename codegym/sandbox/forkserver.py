@@ -417,21 +417,17 @@ def run_python_main(path: str, argv: list[str], box: str, code=None, streams=Non
     # here, not set again: reading a page is free.
     if streams is None:
         streams = std_streams()
-    if sys.stdout is not streams[1] or sys.__stderr__ is not streams[2]:
-        sys.stdin, sys.stdout, sys.stderr = streams
-        sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
     main = types.ModuleType("__main__")
     main.__dict__.update(__file__=path, __cached__=None, __loader__=loader, __spec__=None,
                          __builtins__=builtins, __annotations__={}, __package__=None)
     # the server was __main__ (python -c); nothing of it stays importable
     sys.modules["__main__"] = main
-    python_process_state(argv)
+    python_process_state(argv, streams)
     sys.path.insert(0, box)
     if atexit._ncallbacks():
         atexit._clear()
 
     code_ = 0
-    report, exit_code_of = _report, _exit_code_of
     try:
         if code is None:
             try:
@@ -448,13 +444,13 @@ def run_python_main(path: str, argv: list[str], box: str, code=None, streams=Non
                     code = compile(source, path, "exec", dont_inherit=True)
                 exec(code, main.__dict__)
             except SystemExit as e:
-                code_ = exit_code_of(e)
+                code_ = _exit_code_of(e)
             except KeyboardInterrupt as e:
-                report(e, 1)
+                _report(e, 1)
                 code_ = 130
             except BaseException as e:  # what the interpreter prints for uncaught exceptions
                 # a SyntaxError raised by compile() has no frame of the program: skip ours only
-                report(e, 1)
+                _report(e, 1)
                 code_ = 1
         threading = sys.modules.get("threading")
         if threading is not None:
@@ -465,11 +461,11 @@ def run_python_main(path: str, argv: list[str], box: str, code=None, streams=Non
         try:
             atexit._run_exitfuncs()
         except SystemExit as e:
-            code_ = exit_code_of(e)
+            code_ = _exit_code_of(e)
         except BaseException:
             pass
     except SystemExit as e:  # raised from an excepthook or a thread shutdown
-        code_ = exit_code_of(e)
+        code_ = _exit_code_of(e)
     except BaseException:
         code_ = code_ or 1
     for s in (sys.stdout, sys.stderr):
