@@ -456,6 +456,94 @@ def test_run_many_stop_and_per_request_limits(sb):
     assert res[0].status == "ok" and res[1].status == "timeout"
 
 
+def _pipelined(mode: str, pipeline: int = 2, workers: int = 1) -> LocalSandbox:
+    if mode == "bwrap" and not bwrap_available():
+        pytest.skip("bubblewrap (bwrap) is not installed")
+    s = LocalSandbox(workers=workers, isolation=mode, pipeline=pipeline)
+    if s.isolation != mode:
+        s.close()
+        pytest.skip(f"bubblewrap is installed but unusable here (fell back to {s.isolation})")
+    return s
+
+
+def _outcome(r: ExecResult) -> tuple:
+    if r.status == "output_limit":  # (whether the writer was still alive when it was stopped is a race)
+        return (r.status, len(r.stdout), r.stdout_truncated)
+    return (r.status, r.exit_code, r.signal, r.stdout, r.stderr.splitlines()[-1:] if r.stderr else [],
+            r.stdout_truncated)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_run_many_pipelined_equals_one_at_a_time(mode):
+    # the next request waits in the slot's pipe while the current one runs: every
+    # outcome (ok, errors, limits, big inputs and outputs both past the pipe
+    # buffers) must be what one request at a time gives
+    src = ("import sys, time\ndata = sys.stdin.buffer.read()\nk = data[:1]\n"
+           "if k == b'e':\n    raise ValueError('bad')\n"
+           "if k == b't':\n    time.sleep(5)\n"
+           "if k == b'f':\n    sys.stdout.write('y' * 5_000_000)\n"
+           "if k == b'x':\n    raise SystemExit(3)\n"
+           "sys.stdout.buffer.write(data[::-1])\n")
+    big = b"b" + bytes(range(256)) * 12_000  # 3 MB in, 3 MB out
+    kinds = [b"a1", b"e", b"a2", big, b"t", big, b"f", b"x", b"a3", big, b"a4"]
+    reqs = [RunRequest(stdin=k) for k in kinds]
+    lim = Limits(time_s=1, wall_s=0.5, output_bytes=4 << 20)
+    got = {}
+    for depth in (1, 2):
+        s = _pipelined(mode, pipeline=depth)
+        try:
+            b = s.build("python", {"main.py": src})
+            got[depth] = [_outcome(r) for r in s.run_many(b, reqs, limits=lim)]
+            assert s.stats["slot_restarts"] == 0
+        finally:
+            s.close()
+    for a, c in zip(got[1], got[2]):
+        assert [x if not isinstance(x, str) or len(x) < 80 else (len(x), x[:20]) for x in a] == \
+            [x if not isinstance(x, str) or len(x) < 80 else (len(x), x[:20]) for x in c]
+    assert [g[0] for g in got[2]] == ["ok", "runtime_error", "ok", "ok", "timeout", "ok", "output_limit",
+                                      "runtime_error", "ok", "ok", "ok"]
+    assert len(got[2][3][3]) > 3_000_000 and got[2][3][3] == got[2][5][3]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_run_many_pipelined_survives_a_broken_supervisor(mode):
+    # (rlimits mode) a program kills its supervisor while the next request already
+    # waits in the pipe: its own verdict is never a sandbox error, and every request
+    # behind it still gets its real answer
+    s = _pipelined(mode)
+    try:
+        b = s.build("python", {"main.py": "import os, signal, sys, time\nn = sys.stdin.read()\n"
+                                          "if n == 'kill':\n    os.kill(os.getppid(), signal.SIGKILL)\n"
+                                          "    time.sleep(1)\nprint(n)"})
+        stdins = ["0", "1", "kill", "3", "4", "kill", "6"]
+        res = s.run_many(b, [RunRequest(stdin=x) for x in stdins], limits=Limits(time_s=2))
+        for x, r in zip(stdins, res):
+            assert r is not None and r.status != "sandbox_error", r
+            if x != "kill":
+                assert r.status == "ok" and r.stdout == f"{x}\n", r
+        assert s.run(b, stdin="next").stdout == "next\n"
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_run_many_pipelined_mixed_disk_sizes_and_stop(mode):
+    s = _pipelined(mode, workers=2)
+    try:
+        b = s.build("python", {"main.py": "import sys\nn = int(sys.stdin.read())\nprint(n)\n"
+                                          "raise SystemExit(1 if n == 9 else 0)"})
+        reqs = [RunRequest(stdin=str(i), limits=Limits(disk_mb=32 if i % 4 == 0 else 64)) for i in range(24)]
+        res = s.run_many(b, reqs)
+        assert [r.stdout for r in res] == [f"{i}\n" for i in range(24)]
+        seen = []
+        res = s.run_many(b, [RunRequest(stdin=str(i)) for i in range(40)],
+                         stop=lambda i, r: seen.append(i) or r.status != "ok")
+        started = [i for i, r in enumerate(res) if r is not None]
+        assert res[9].status == "runtime_error" and sorted(seen) == started and len(started) < 40
+    finally:
+        s.close()
+
+
 def test_concurrent_callers(sb):
     b = sb.build("python", {"main.py": "print(int(input()) + 1)"})
     out: dict[int, str] = {}

@@ -52,7 +52,11 @@ def python_path() -> str:
     refused: they are shell scripts that need the user's home directory, which
     the sandbox does not contain.
     """
-    p = os.environ.get("CODEGYM_PYTHON") or DEFAULT_PYTHON
+    return _checked_python(os.environ.get("CODEGYM_PYTHON") or DEFAULT_PYTHON)
+
+
+@functools.lru_cache(maxsize=8)
+def _checked_python(p: str) -> str:
     if "/shims/" in p or "/shims/" in os.path.realpath(p):
         log.warning("CODEGYM_PYTHON=%s is a shim; using %s", p, DEFAULT_PYTHON)
         p = DEFAULT_PYTHON

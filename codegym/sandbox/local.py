@@ -110,6 +110,9 @@ UID_RANGE = 4000
 HOST_MARGIN_S = 2.0
 #: seconds a slot may take to start and say ready
 START_TIMEOUT_S = 20.0
+#: requests a slot holds at once in `run_many`: the next one waits in the pipe while
+#: the current one runs, so the slot does not idle for the host's round trip
+PIPELINE = 2
 #: builds kept in memory before the least recently used are dropped (a dropped Build
 #: object still runs: it carries its files)
 MAX_BUILDS = 2048
@@ -292,6 +295,7 @@ class _Conn:
         os.set_blocking(wfd, False)
         os.set_blocking(rfd, False)
         self.buf = bytearray()
+        self.eof = False
 
     def _wait(self, fd: int, ev: int, deadline: float) -> None:
         left = deadline - time.monotonic()
@@ -302,13 +306,45 @@ class _Conn:
         if not p.poll(max(1, int(left * 1000))):
             raise _SlotHung("the sandbox server did not answer in time")
 
+    def _wait_writable(self, deadline: float) -> None:
+        """Wait until the request pipe takes more, reading what the server answers
+        meanwhile into the buffer: with a request queued behind a running one (see
+        `LocalSandbox.run_many`), the server may be blocked writing a big answer that
+        only this thread reads, while this thread waits to write."""
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _SlotHung("the sandbox server did not answer in time")
+            p = select.poll()
+            p.register(self.wfd, select.POLLOUT)
+            if not self.eof:
+                p.register(self.rfd, select.POLLIN)
+            events = p.poll(max(1, int(left * 1000)))
+            if not events:
+                raise _SlotHung("the sandbox server did not answer in time")
+            for fd, _ev in events:
+                if fd == self.wfd:
+                    return
+            self._read_some()
+
+    def _read_some(self) -> None:
+        try:
+            data = os.read(self.rfd, fs.CHUNK)
+        except BlockingIOError:
+            return
+        except OSError as e:
+            raise _SlotBroken(f"sandbox server pipe failed: {e}") from None
+        if not data:
+            self.eof = True
+        self.buf += data
+
     def send(self, bufs: list[bytes], deadline: float) -> None:
         views = [memoryview(b) for b in bufs if len(b)]
         while views:
             try:
                 n = os.writev(self.wfd, views[:64])
             except BlockingIOError:
-                self._wait(self.wfd, select.POLLOUT, deadline)
+                self._wait_writable(deadline)
                 continue
             except (BrokenPipeError, ConnectionResetError, OSError) as e:
                 raise _SlotBroken(f"sandbox server pipe closed: {e}") from None
@@ -322,6 +358,8 @@ class _Conn:
 
     def _need(self, n: int, deadline: float) -> None:
         while len(self.buf) < n:
+            if self.eof:
+                raise _SlotBroken("the sandbox server exited")
             try:
                 data = os.read(self.rfd, max(fs.CHUNK, n - len(self.buf)))
             except BlockingIOError:
@@ -330,6 +368,7 @@ class _Conn:
             except OSError as e:
                 raise _SlotBroken(f"sandbox server pipe failed: {e}") from None
             if not data:
+                self.eof = True
                 raise _SlotBroken("the sandbox server exited")
             self.buf += data
 
@@ -549,11 +588,21 @@ class _Slot:
 
     def call(self, header: dict, blobs: list[bytes], wall_s: float, max_out: int,
              max_collect: int, n_collect: int) -> tuple[dict, list[bytes]]:
+        self.send_request(header, blobs)
+        return self.recv_result(header, wall_s, max_out, max_collect, n_collect)
+
+    def send_request(self, header: dict, blobs: list[bytes]) -> None:
         assert self.conn is not None
         frame = fs.pack_frame(header, blobs)
         size = sum(len(b) for b in frame)
         # writing is bounded by the server's reading speed (~1 GB/s); be generous
         self.conn.send(frame, time.monotonic() + 30.0 + size / 50e6)
+
+    def recv_result(self, header: dict, wall_s: float, max_out: int, max_collect: int = 0,
+                    n_collect: int = 0) -> tuple[dict, list[bytes]]:
+        """The answer to `header` (the oldest request without one): the server starts a
+        request only after answering the one before, so the deadline counts from now."""
+        assert self.conn is not None
         deadline = time.monotonic() + wall_s + HOST_MARGIN_S + 0.1 * wall_s
 
         def max_blob(i: int) -> int:
@@ -647,13 +696,16 @@ class LocalSandbox(Sandbox):
     isolation  "auto" (bwrap when usable, else rlimits with a warning), "bwrap" or "rlimits";
                CODEGYM_NO_BWRAP=1 forces "rlimits"
     python     interpreter for the fork servers and Python programs (default: python_path())
+    pipeline   requests a slot holds at once in `run_many` (1: send the next request only
+               after the answer to the last)
 
     `stats` counts compiles, build cache hits, executions and slot starts.
     """
 
     def __init__(self, workers: int | None = None, isolation: str = "auto",
-                 python: str | None = None):
+                 python: str | None = None, pipeline: int = PIPELINE):
         self.workers = max(1, int(workers or os.cpu_count() or 1))
+        self.pipeline = max(1, int(pipeline))
         self._python = python or python_path()
         if not os.path.isfile(self._python):
             raise RuntimeError(f"the sandbox needs a Python interpreter at {self._python} "
@@ -812,11 +864,13 @@ class LocalSandbox(Sandbox):
             return self._ids
 
     def _dispatch(self, header: dict, blobs: list[bytes], limits: Limits, phase: str,
-                  max_collect: int = 0, n_collect: int = 0) -> tuple[ExecResult, list[tuple[str, bytes, int]]]:
-        """Run one request on some slot, with restart/retry; classify the answer."""
+                  max_collect: int = 0, n_collect: int = 0,
+                  first_attempt: int = 0) -> tuple[ExecResult, list[tuple[str, bytes, int]]]:
+        """Run one request on some slot, with restart/retry; classify the answer.
+        (`first_attempt=1`: a first attempt already broke its slot; this is the retry.)"""
         self._check_fork()
         last = ""
-        for attempt in range(2):
+        for attempt in range(first_attempt, 2):
             slot = self._take(limits.disk_mb, phase)
             try:
                 try:
@@ -1049,7 +1103,130 @@ class LocalSandbox(Sandbox):
 
     def run_many(self, build: Build, requests: Sequence[RunRequest], limits: Limits | None = None,
                  stop: Callable[[int, ExecResult], bool] | None = None) -> list[ExecResult | None]:
-        return self._run_many_threads(build, requests, limits, stop, self.workers)
+        """One thread per slot, each keeping its slot for a stream of requests with
+        `pipeline` of them sent ahead (see `_stream`); same contract as `Sandbox.run_many`."""
+        if not build.ok or self.pipeline < 2 or len(requests) < 2:
+            return self._run_many_threads(build, requests, limits, stop, self.workers)
+        self._check_fork()
+        return self._run_many_threads(build, requests, limits, stop, self.workers,
+                                      serve=lambda claim, done: self._stream(build, requests, limits, claim, done))
+
+    def _stream(self, build: Build, requests: Sequence[RunRequest], limits: Limits | None,
+                claim: Callable[[], int | None], done: Callable[[int, ExecResult], None]) -> None:
+        """Run claimed requests on one slot, the next ones already written to its pipe.
+
+        The server reads a request only after answering the one before, so a queued
+        request changes nothing inside the slot; it only spares the slot the host's
+        round trip between two runs (the host thread may be waiting for the GIL).
+        Anything unusual -- a slot that hangs, breaks or reports a dirty wipe -- ends the
+        stream on that slot: the request it concerned is decided as `_dispatch` would
+        decide it, and the requests queued behind it are run again through `_dispatch`
+        (they never started: the server had not read them).
+        """
+        queued: collections.deque = collections.deque()  # (index, header, blobs, limits)
+        slot: _Slot | None = None
+        nxt = None  # claimed, not yet sent
+
+        def plain(entry: tuple, first_attempt: int = 0) -> None:  # on some slot, with retries
+            done(entry[0], self._dispatch(entry[1], entry[2], entry[3], "run", first_attempt=first_attempt)[0])
+        try:
+            while True:
+                while len(queued) < self.pipeline:
+                    if nxt is None:
+                        i = claim()
+                        if i is None:
+                            break
+                        req = requests[i]
+                        lim = req.limits or limits or Limits()
+                        try:
+                            header, blobs = self._request(build, req.stdin, lim, req.argv, req.extra_files, None)
+                        except ValueError as e:
+                            done(i, failure("runtime_error", str(e)))
+                            continue
+                        nxt = (i, header, blobs, lim)
+                    lim = nxt[3]
+                    if slot is not None and not slot.fits(lim.disk_mb, "run"):
+                        if queued:
+                            break  # the slot must restart with another size: finish what it has
+                        self._give(slot)
+                        slot = None
+                    if slot is None:
+                        slot = self._take(lim.disk_mb, "run")
+                        try:
+                            slot.ensure(lim.disk_mb, "run")
+                        except _SlotStartError:
+                            self._give(slot)
+                            slot = None
+                            plain(nxt)
+                            nxt = None
+                            continue
+                    nxt[1]["id"] = self._next_id()
+                    try:
+                        slot.send_request(nxt[1], nxt[2])
+                    except (_SlotBroken, _SlotHung):
+                        if queued:
+                            break  # a request of the queue broke the server: its answer decides
+                        self._restart(slot)
+                        self._give(slot)
+                        slot = None
+                        plain(nxt)
+                        nxt = None
+                        continue
+                    queued.append(nxt)
+                    nxt = None
+                if not queued:
+                    if nxt is None:
+                        return
+                    continue
+                assert slot is not None
+                i, header, blobs, lim = queued.popleft()
+                res, ok = self._stream_answer(slot, header, blobs, lim)
+                if not ok:
+                    self._give(slot)
+                    slot = None
+                    rest = list(queued)
+                    queued.clear()
+                    if res is None:
+                        plain((i, header, blobs, lim), first_attempt=1)
+                    else:
+                        done(i, res)
+                    for entry in rest:
+                        plain(entry)
+                else:
+                    done(i, res)
+        finally:
+            if slot is not None:
+                if queued:  # an exception with requests in the pipe: their answers would be stale
+                    self._restart(slot)
+                self._give(slot)
+
+    def _restart(self, slot: _Slot) -> None:
+        slot.stop()
+        with self._lock:
+            self.stats["slot_restarts"] += 1
+
+    def _stream_answer(self, slot: _Slot, header: dict, blobs: list[bytes],
+                       limits: Limits) -> tuple[ExecResult | None, bool]:
+        """(result, slot still usable) for the oldest queued request; (None, False) when
+        the request must be retried as `_dispatch` retries after a broken first attempt."""
+        try:
+            hdr, out = slot.recv_result(header, limits.wall(), limits.output_bytes)
+        except _SlotHung:
+            self._restart(slot)
+            return failure("timeout", "wall-clock limit exceeded: the sandbox supervisor "
+                           "stopped answering and was restarted", phase="run", wall_s=limits.wall()), False
+        except _SlotBroken:
+            self._restart(slot)
+            return None, False
+        try:
+            res = self._result(hdr, out, limits, "run", 0)[0]
+        except _SlotBroken:
+            self._restart(slot)
+            return None, False
+        if hdr.get("dirty"):
+            self._restart(slot)  # could not wipe: start clean next time
+            return res, False
+        return res, True
 
     def close(self) -> None:
         """Kill every slot (and with it its namespace) and remove the build store."""

@@ -114,10 +114,16 @@ class Sandbox(abc.ABC):
 
     def _run_many_threads(self, build: Build, requests: Sequence[RunRequest], limits: Limits | None,
                           stop: Callable[[int, ExecResult], bool] | None, workers: int,
-                          name: str = "codegym-run-many") -> list[ExecResult | None]:
-        """`run_many` by `workers` threads calling `self.run` (the caller's thread is one of
-        them): requests start in order, `stop` is called for every finished request (also
-        those that finish after a stop), an exception in any thread is raised here."""
+                          name: str = "codegym-run-many",
+                          serve: Callable[[Callable[[], int | None], Callable[[int, ExecResult], None]], None]
+                          | None = None) -> list[ExecResult | None]:
+        """`run_many` by `workers` threads (the caller's thread is one of them): requests
+        start in order, `stop` is called for every finished request (also those that
+        finish after a stop), an exception in any thread is raised here.
+
+        Each thread runs ``serve(claim, done)``: `claim()` gives the index of the next
+        request to start (None: no more), `done(i, result)` records one.  The default
+        serves claimed requests one at a time with `self.run`."""
         n = len(requests)
         results: list[ExecResult | None] = [None] * n
         if n == 0:
@@ -125,31 +131,37 @@ class Sandbox(abc.ABC):
         state = {"next": 0, "stop": False, "error": None}
         lock = threading.Lock()
 
-        def worker() -> None:
-            while True:
-                with lock:
-                    if state["stop"] or state["next"] >= n:
-                        return
-                    i = state["next"]
-                    state["next"] += 1
-                req = requests[i]
-                try:
-                    r = self.run(build, stdin=req.stdin, limits=req.limits or limits, argv=req.argv,
-                                 extra_files=req.extra_files)
-                except BaseException as e:  # surfaced in the caller's thread
-                    with lock:
+        def claim() -> int | None:
+            with lock:
+                if state["stop"] or state["next"] >= n:
+                    return None
+                state["next"] += 1
+                return state["next"] - 1
+
+        def done(i: int, r: ExecResult) -> None:
+            with lock:
+                results[i] = r
+                if stop is not None:
+                    try:
+                        if stop(i, r):
+                            state["stop"] = True
+                    except BaseException as e:
                         state["stop"] = True
                         state["error"] = state["error"] or e
-                    return
+
+        def one_at_a_time(claim, done) -> None:
+            while (i := claim()) is not None:
+                req = requests[i]
+                done(i, self.run(build, stdin=req.stdin, limits=req.limits or limits, argv=req.argv,
+                                 extra_files=req.extra_files))
+
+        def worker() -> None:
+            try:
+                (serve or one_at_a_time)(claim, done)
+            except BaseException as e:  # surfaced in the caller's thread
                 with lock:
-                    results[i] = r
-                    if stop is not None:
-                        try:
-                            if stop(i, r):
-                                state["stop"] = True
-                        except BaseException as e:
-                            state["stop"] = True
-                            state["error"] = state["error"] or e
+                    state["stop"] = True
+                    state["error"] = state["error"] or e
 
         k = min(n, max(1, workers))
         threads = [threading.Thread(target=worker, name=f"{name}-{j}", daemon=True) for j in range(k - 1)]
