@@ -10,8 +10,8 @@ judge-bound suites: >= 1.8x on 2 cores).
 The machine's load average is printed: on a shared machine the numbers are
 only comparable within one run.
 
-    python benchmarks/rollout_throughput.py [--suites perfcode lcb] [--runs 3]
-        [--group-size 2] [--tasks N]
+    python benchmarks/rollout_throughput.py [--suites perfcode lcb] [--runs 5]
+        [--group-size 4] [--tasks N]
 
 Two sandbox configurations are measured: the default (every env shares the
 process-wide sandbox, one slot per core, so a single env's judge already runs
@@ -48,8 +48,9 @@ def run_once(envs: list, tasks: int | None, group_size: int) -> tuple[float, int
 
 
 def measure(suite_tasks: list, sandbox_for: dict, num_envs: list[int], runs: int, tasks: int | None,
-            group_size: int) -> tuple[dict[int, float], int, list[str]]:
-    """Median episodes/s per worker count; `sandbox_for[n]` is the sandbox the n envs share."""
+            group_size: int) -> tuple[dict[int, list[float]], int, list[str]]:
+    """Episodes/s of every run per worker count (runs interleaved: round k measures every
+    count once); `sandbox_for[n]` is the sandbox the n envs share."""
     envs = {n: [gym.make("codegym/Suite-v0", tasks=suite_tasks, sandbox=sandbox_for[n]) for _ in range(n)]
             for n in num_envs}
     try:
@@ -63,7 +64,7 @@ def measure(suite_tasks: list, sandbox_for: dict, num_envs: list[int], runs: int
                 r, count, bad = run_once(envs[n], tasks, group_size)
                 rates[n].append(r)
                 rejected += bad
-        return {n: statistics.median(v) for n, v in rates.items()}, count, rejected
+        return rates, count, rejected
     finally:
         for es in envs.values():
             for e in es:
@@ -73,8 +74,9 @@ def measure(suite_tasks: list, sandbox_for: dict, num_envs: list[int], runs: int
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--suites", nargs="+", default=["perfcode", "lcb"])
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--group-size", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--group-size", type=int, default=4,
+                    help="episodes per task and run (short runs make the ratio noisy on a VM)")
     ap.add_argument("--tasks", type=int, default=None, help="tasks per suite (default: all)")
     ap.add_argument("--num-envs", type=int, nargs="+", default=[1, 2])
     args = ap.parse_args()
@@ -95,6 +97,7 @@ def main() -> None:
     base = args.num_envs[0]
     for n in args.num_envs[1:]:
         table.add_column(f"ratio {n}/{base}", justify="right")
+        table.add_column(f"per-round {n}/{base} (min-max)", justify="right")
     table.add_column("not accepted", justify="right")
     shared = make_sandbox("local")
     own = {n: make_sandbox("local", workers=n) for n in args.num_envs}
@@ -104,10 +107,13 @@ def main() -> None:
             configs = [(f"shared, {shared.workers} (default)", {n: shared for n in args.num_envs}),
                        ("one per env", own)]
             for label, sandbox_for in configs:
-                medians, count, rejected = measure(suite_tasks, sandbox_for, args.num_envs, args.runs, args.tasks,
-                                         args.group_size)
+                rates, count, rejected = measure(suite_tasks, sandbox_for, args.num_envs, args.runs, args.tasks,
+                                                 args.group_size)
+                medians = {n: statistics.median(v) for n, v in rates.items()}
                 row = [suite, label, str(count)] + [f"{medians[n]:.2f}" for n in args.num_envs]
-                row += [f"{medians[n] / medians[base]:.2f}x" for n in args.num_envs[1:]]
+                for n in args.num_envs[1:]:
+                    rounds = [a / b for a, b in zip(rates[n], rates[base])]
+                    row += [f"{medians[n] / medians[base]:.2f}x", f"{min(rounds):.2f}-{max(rounds):.2f}"]
                 table.add_row(*row, str(len(rejected)))
                 if rejected:
                     console.print(f"[yellow]{suite}, {label}: oracle episodes not accepted "

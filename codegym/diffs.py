@@ -719,6 +719,7 @@ class _Outline:
         self.spec = _SPECS.get(language) if language else None
         self.tree = tree if self.spec is not None else None
         self._body_cache: dict[int, list | None] = {}
+        self._path_cache: dict[int, tuple] = {}
 
     def raw_label(self, row: int, force: bool = False):
         """Label of line `row`, or _BLANK/_COMMENT (unless `force`)."""
@@ -735,21 +736,35 @@ class _Outline:
             return _MODULE
         if not force and "comment" in node.type:
             return _COMMENT
-        path = []
-        inner = None
-        n = node
-        while n is not None:
-            s = self.spec.scope(n)
-            if s is not None:
-                path.append(s)
-                if inner is None:
-                    inner = n
-            n = n.parent
-        path.reverse()
+        path, inner = self._scope_path(node)
         stmt = None
         if self.statements:
             stmt = self._statement_index(inner if inner is not None else root, row)
-        return (tuple(path), stmt)
+        return (path, stmt)
+
+    def _scope_path(self, node):
+        """(scope path from the root down to `node`, innermost scope node or None).
+
+        Memoised per node: the lines of one block share most of their ancestors, so
+        the walk up stops at the first ancestor already seen."""
+        cache = self._path_cache
+        chain = []
+        hit = None
+        n = node
+        while n is not None:
+            hit = cache.get(n.id)
+            if hit is not None:
+                break
+            chain.append(n)
+            n = n.parent
+        path, inner = hit if hit is not None else ((), None)
+        for m in reversed(chain):
+            s = self.spec.scope(m)
+            if s is not None:
+                path = (*path, s)
+                inner = m
+            cache[m.id] = (path, inner)
+        return path, inner
 
     def _statement_index(self, scope_node, row: int) -> int:
         key = scope_node.id
