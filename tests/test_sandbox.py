@@ -319,6 +319,11 @@ def test_random_differs_between_runs(sb):
     b = sb.build("python", {"main.py": "import random\nprint(random.random())"})
     outs = {sb.run(b).stdout for _ in range(3)}
     assert len(outs) == 3
+    # the program's own forks reseed too, as in a fresh interpreter
+    b = sb.build("python", {"main.py": "import os, random\nr, w = os.pipe()\npid = os.fork()\n"
+                                       "if pid == 0:\n    os.write(w, repr(random.random()).encode())\n    os._exit(0)\n"
+                                       "os.waitpid(pid, 0)\nprint(os.read(r, 100).decode() != repr(random.random()))"})
+    assert sb.run(b).stdout == "True\n"
 
 
 # --------------------------------------------------------------------------- environment and isolation

@@ -533,11 +533,30 @@ class Server:
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         # as PID 1 of a namespace, signals without a handler are not delivered from inside
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        for name in PREIMPORT:
-            try:
-                __import__(name)
-            except ImportError:
-                pass
+        self.reseed = None
+        real_register = os.register_at_fork
+
+        def register(**hooks):
+            # `random` reseeds its generator in every forked child (an at-fork hook):
+            # ~35 copy-on-write page faults per child, C programs included.  The
+            # server reseeds before forking a Python program instead (the child
+            # inherits fresh state) and the child registers the hook again for the
+            # program's own forks (see `child`)
+            rnd = sys.modules.get("random")
+            hook = hooks.get("after_in_child")
+            if rnd is not None and hook is not None and getattr(hook, "__self__", None) is getattr(rnd, "_inst", 0):
+                self.reseed = hooks.pop("after_in_child")
+            if hooks:
+                real_register(**hooks)
+        os.register_at_fork = register
+        try:
+            for name in PREIMPORT:
+                try:
+                    __import__(name)
+                except ImportError:
+                    pass
+        finally:
+            os.register_at_fork = real_register
         sys.dont_write_bytecode = False
         try:
             import builtins
@@ -673,6 +692,8 @@ class Server:
                     self.code_for(hdr, main, path), self.loader_for(path))
             # set before the fork, so the child only reads it (a write there is a page copy)
             python_process_state(prep[1], self.streams)
+            if self.reseed is not None:
+                self.reseed()
         # the server itself wires 0/1/2 for the child to inherit (and builds the
         # Python streams on them here, where it costs no copy-on-write)
         os.dup2(in_fd, 0)
@@ -921,6 +942,8 @@ class Server:
             # SIGINT stays ignored (as in the server): resetting it costs every run ~0.1 ms
             apply_rlimits(plan)
             _prctl(PR_SET_DUMPABLE, 1)  # the program's own /proc entries stay readable to it
+            if self.reseed is not None:  # the program's forks reseed `random`, as in CPython
+                os.register_at_fork(after_in_child=self.reseed)
             path, argv, code, loader = prep
             return run_python_main(path, argv, self.box, code, streams, loader)
         argv = [str(a) for a in hdr["exec"]]
