@@ -26,6 +26,8 @@ baseline run compares two ~1 s programs over 8-16 interleaved pairs), so it can 
 spread over several sittings: ``--resume FILE`` appends each finished task's row to FILE
 (JSON lines, with the date and load average it was measured at) and skips the tasks
 FILE already has for the same runs, mode, metric and task content; the table covers all.
+Every finished (oracle, baseline) run pair also goes to FILE.pairs, so a sitting that
+is stopped mid-task loses at most one pair: the next one continues that task.
 
     python3 benchmarks/reward_noise.py --resume benchmarks/results/reward_noise.jsonl
 """
@@ -95,6 +97,20 @@ def main(argv: list[str] | None = None) -> int:
                 if line.strip():
                     r = json.loads(line)
                     done[(r["task"], r.get("task_hash"), r.get("runs"), r.get("mode"), r.get("metric"))] = r
+    pairs_file = args.resume + ".pairs" if args.resume else None
+    if args.resume:
+        os.makedirs(os.path.dirname(os.path.abspath(args.resume)), exist_ok=True)
+    partial: dict[tuple, list[dict]] = {}
+    if pairs_file and os.path.exists(pairs_file):
+        with open(pairs_file, encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    pr = json.loads(line)
+                except ValueError:  # a line cut short when a sitting was killed
+                    continue
+                lst = partial.setdefault(tuple(pr["key"]), [])
+                if pr["i"] == len(lst):
+                    lst.append(pr)
     t_start = time.monotonic()
     print(f"TimedReward(mode={args.mode}) -- {runs} runs per agent and task; "
           f"sandbox: local; cpus: {os.cpu_count()}; load: {os.getloadavg()[0]:.1f}", flush=True)
@@ -117,28 +133,52 @@ def main(argv: list[str] | None = None) -> int:
             oracle, base, speedups = [], [], []
             uns_o = uns_b = 0
             reasons: list[str] = []
+            before = partial.get(key, [])[:runs]  # pairs measured in an earlier sitting
+            for pr in before:
+                oracle.append(pr["oracle"])
+                base.append(pr["baseline"])
+                uns_o += pr["unscorable_oracle"]
+                uns_b += pr["unscorable_baseline"]
+                reasons += pr["reasons"]
+                speedups += pr["speedups"]
+            if before:
+                t0 -= sum(pr["elapsed_s"] for pr in before)
+                load0 = before[0]["load"]
+                print(f"  {task.id:34s} continues after {len(before)} pairs from {pairs_file}", flush=True)
             # the task's own reference and baseline (DMC-Optim names solutions by complexity;
             # its episodes start from an empty file, so the baseline is a named solution)
             oracle_agent = OracleAgent(solution=task.reference_name or "reference")
             baseline_agent = (OracleAgent(solution=task.baseline_name) if task.baseline_name
                               else BaselineAgent())
-            for i in range(runs):
+            for i in range(len(before), runs):
+                tp = time.monotonic()
+                pr = {"key": list(key), "i": i, "load": os.getloadavg()[0], "reasons": [], "speedups": []}
                 r, t = play(env, oracle_agent, task.id)
-                oracle.append(r)
-                uns_o += not t.get("scorable", True)
+                pr["oracle"] = r
+                pr["unscorable_oracle"] = int(not t.get("scorable", True))
                 if not t.get("scorable", True):
-                    reasons.append("oracle: " + t.get("reason", "")[:300])
+                    pr["reasons"].append("oracle: " + t.get("reason", "")[:300])
                 # (an unscorable run's speedup is its last comparison's point estimate)
                 sp_run = t.get("speedup")
                 if sp_run is None and t.get("comparisons"):
                     sp_run = t["comparisons"][-1].get("speedup")
                 if sp_run is not None:
-                    speedups.append(sp_run)
+                    pr["speedups"].append(sp_run)
                 r, t = play(env, baseline_agent, task.id)
-                base.append(r)
-                uns_b += not t.get("scorable", True)
+                pr["baseline"] = r
+                pr["unscorable_baseline"] = int(not t.get("scorable", True))
                 if not t.get("scorable", True):
-                    reasons.append("baseline: " + t.get("reason", "")[:300])
+                    pr["reasons"].append("baseline: " + t.get("reason", "")[:300])
+                pr["elapsed_s"] = time.monotonic() - tp
+                oracle.append(pr["oracle"])
+                base.append(pr["baseline"])
+                uns_o += pr["unscorable_oracle"]
+                uns_b += pr["unscorable_baseline"]
+                reasons += pr["reasons"]
+                speedups += pr["speedups"]
+                if pairs_file:
+                    with open(pairs_file, "a", encoding="utf-8") as fh:
+                        fh.write(json.dumps(pr) + "\n")
             wins = sum(o > b for o, b in zip(oracle, base)) / runs
             sp = st.median(speedups) if speedups else math.nan
             row = {"task": task.id, "speedup": sp, "oracle": oracle, "baseline": base, "p_win": wins,
