@@ -178,6 +178,19 @@ class _AttachConn(_Conn):
             del raw[:k]
             self.left -= k
 
+    def _read_some(self) -> None:
+        try:
+            data = os.read(self.rfd, fs.CHUNK)
+        except BlockingIOError:
+            return
+        except OSError as e:
+            raise _SlotBroken(f"container attach socket failed: {e}") from None
+        if not data:
+            self.eof = True
+            return
+        self.raw += data
+        self._demux()
+
     def _need(self, n: int, deadline: float) -> None:
         import select
         while len(self.buf) < n:
@@ -254,6 +267,8 @@ class _ContainerSlot:
 
     #: same request/answer exchange as a local slot (uses only self.conn)
     _call = _Slot.call
+    send_request = _Slot.send_request
+    recv_result = _Slot.recv_result
 
     def __init__(self, sb: "DockerSandbox", index: int):
         self.sb = sb
@@ -474,6 +489,9 @@ class DockerSandbox(LocalSandbox):
                  max_containers: int | None = None):
         # LocalSandbox.__init__ is not called: it chooses and probes host isolation
         self.workers = max(1, int(workers or os.cpu_count() or 1))
+        # one request at a time per container (run_many's threads call run): a
+        # container is chosen per request for its task scope and image
+        self.pipeline = 1
         self.max_containers = max(self.workers, int(max_containers or 2 * self.workers))
         self.isolation = "docker"
         # each container has its own uid, as root-mode local slots do: RLIMIT_NPROC applies
