@@ -150,6 +150,7 @@ import math
 import re
 import secrets
 import sys
+import threading
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
@@ -1337,6 +1338,18 @@ def _hashable(x: Any) -> Any:
 # ============================================================================ host side: script kind
 
 
+_AST_LOCK = threading.Lock()
+
+
+def parse_python(code: str) -> ast.Module:
+    """``ast.parse`` for host threads: CPython 3.11 before 3.11.9 keeps the AST
+    converter's recursion depth per interpreter, not per thread, so two threads
+    parsing at once can fail with "SystemError: AST constructor recursion depth
+    mismatch" (CPython gh-106905); judges run in several threads."""
+    with _AST_LOCK:
+        return ast.parse(code)
+
+
 def analyse_test_code(code: str) -> tuple[bool, list[str]]:
     """(call_check, imports) of Python test code.
 
@@ -1344,7 +1357,7 @@ def analyse_test_code(code: str) -> tuple[bool, list[str]]:
     (HumanEval style), so the driver must call ``check(<entry point>)``.
     imports: every module name the code imports (anywhere), for protection."""
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except SyntaxError:
         return False, []
     defines = any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "check"
@@ -1381,7 +1394,7 @@ def implicit_modules(code: str) -> list[str]:
     relying on the solution's ``import math``): the driver binds the genuine, protected
     modules under those names instead of whatever the solution has there."""
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except SyntaxError:
         return []
     loads, bound = set(), set()

@@ -191,7 +191,7 @@ def is_blank_code(source: str | bytes | None, language: str) -> bool:
         return True
     if language == "python":
         try:
-            tree = ast.parse(source)
+            tree = harness.parse_python(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
         return all(isinstance(n, ast.Pass) or (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)

@@ -60,6 +60,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
+from codegym.harness import parse_python
 from codegym.importers.common import (ImportError_, ImportReport, is_plain_value, read_records, task_name,
                                       write_suite)
 
@@ -417,7 +418,7 @@ def _leetcode_cases(test_code: str) -> tuple[str, list[tuple[dict, Any]]]:
     """(method name, [(kwargs, expected)]) of a DeepSeek LeetCode ``test`` block; ValueError
     when a statement is not ``my_solution = Solution()``, ``test_input = {literal}`` or
     ``assert my_solution.<m>(**test_input) == <literal>``."""
-    tree = ast.parse(test_code)
+    tree = parse_python(test_code)
     method = None
     current: dict | None = None
     cases: list[tuple[dict, Any]] = []
