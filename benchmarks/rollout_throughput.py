@@ -10,14 +10,21 @@ judge-bound suites: >= 1.8x on 2 cores).
 The machine's load average is printed: on a shared machine the numbers are
 only comparable within one run.
 
-    python benchmarks/rollout_throughput.py [--suites perfcode lcb] [--runs 5]
+    python benchmarks/rollout_throughput.py [--suites perfcode lcb] [--runs 7]
         [--group-size 4] [--tasks N]
 
 Two sandbox configurations are measured: the default (every env shares the
 process-wide sandbox, one slot per core, so a single env's judge already runs
-its cases on all cores) and one slot per env (each worker gets one core's worth
-of test runs: the setting where env-level parallelism is what scales). Envs are
-built before timing; the time is the collection itself.
+its cases on all cores) and one slot per env (each env has its own one-slot
+sandbox, so each worker gets one core's worth of test runs: the setting where
+env-level parallelism is what scales; builds are still compiled once, the build
+store is process-wide). Envs are built before timing; the time is the collection
+itself.
+
+This VM's speed drifts by 20-30 % within a minute (the CPU time of the same
+episodes changes that much), so each round measures every worker count back to
+back; the table gives the ratio of the medians and the range of the per-round
+ratios.
 """
 
 from __future__ import annotations
@@ -50,8 +57,12 @@ def run_once(envs: list, tasks: int | None, group_size: int) -> tuple[float, int
 def measure(suite_tasks: list, sandbox_for: dict, num_envs: list[int], runs: int, tasks: int | None,
             group_size: int) -> tuple[dict[int, list[float]], int, list[str]]:
     """Episodes/s of every run per worker count (runs interleaved: round k measures every
-    count once); `sandbox_for[n]` is the sandbox the n envs share."""
-    envs = {n: [gym.make("codegym/Suite-v0", tasks=suite_tasks, sandbox=sandbox_for[n]) for _ in range(n)]
+    count once); `sandbox_for[n]` is the sandbox the n envs share, or a list of n
+    sandboxes, one per env."""
+    def sandbox(n: int, i: int):
+        sb = sandbox_for[n]
+        return sb[i] if isinstance(sb, list) else sb
+    envs = {n: [gym.make("codegym/Suite-v0", tasks=suite_tasks, sandbox=sandbox(n, i)) for i in range(n)]
             for n in num_envs}
     try:
         for n in num_envs:  # warm-up: builds cached (per sandbox), slots started, tests generated
@@ -74,7 +85,7 @@ def measure(suite_tasks: list, sandbox_for: dict, num_envs: list[int], runs: int
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--suites", nargs="+", default=["perfcode", "lcb"])
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--group-size", type=int, default=4,
                     help="episodes per task and run (short runs make the ratio noisy on a VM)")
     ap.add_argument("--tasks", type=int, default=None, help="tasks per suite (default: all)")
@@ -100,7 +111,7 @@ def main() -> None:
         table.add_column(f"per-round {n}/{base} (min-max)", justify="right")
     table.add_column("not accepted", justify="right")
     shared = make_sandbox("local")
-    own = {n: make_sandbox("local", workers=n) for n in args.num_envs}
+    own = {n: [make_sandbox("local", workers=1) for _ in range(n)] for n in args.num_envs}
     try:
         for suite in args.suites:
             suite_tasks = list(load_suite(suite))
@@ -119,8 +130,9 @@ def main() -> None:
                     console.print(f"[yellow]{suite}, {label}: oracle episodes not accepted "
                                   f"(load-induced timeouts?): {sorted(set(rejected))}")
     finally:
-        for sb in own.values():
-            sb.close()
+        for sbs in own.values():
+            for sb in sbs:
+                sb.close()
     console.print(table)
     load_after = os.getloadavg()
     console.print(f"load average (1 min) before {load_before[0]:.2f}, after {load_after[0]:.2f} on {cpus} cpus "

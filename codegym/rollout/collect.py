@@ -488,8 +488,15 @@ def collect(env_id_or_env: str | gym.Env | Sequence[gym.Env], agent: Any, tasks:
             raise ValueError("collect needs at least one env")
         num_envs = max(num_envs, len(given))
         env_id_or_env = given[0]
-    make_env, env_id, env_src = _env_factory(env_id_or_env, env_kwargs)
     own_first = isinstance(env_id_or_env, str)
+    if own_first or backend == "ray" or workers == "process" or num_envs > max(1, len(given)):
+        make_env, env_id, env_src = _env_factory(env_id_or_env, env_kwargs)
+    else:
+        # every worker plays one of the given envs: no copy of the env is made, and
+        # Gymnasium's wrapper spec (a deep copy of the env's kwargs, tasks included:
+        # ~35 ms per call here) is not needed; the unwrapped env's spec names the id
+        make_env, env_src = None, None
+        env_id = getattr(getattr(env_id_or_env.unwrapped, "spec", None), "id", None)
     first_env = make_env() if own_first else env_id_or_env
     given = given or [first_env]
     try:
