@@ -316,16 +316,24 @@ class _Conn:
             if left <= 0:
                 raise _SlotHung("the sandbox server did not answer in time")
             p = select.poll()
-            p.register(self.wfd, select.POLLOUT)
-            if not self.eof:
-                p.register(self.rfd, select.POLLIN)
+            want_in = 0 if self.eof else select.POLLIN
+            if self.wfd == self.rfd:  # one socket both ways (a container's attach socket)
+                p.register(self.wfd, select.POLLOUT | want_in)
+            else:
+                p.register(self.wfd, select.POLLOUT)
+                if want_in:
+                    p.register(self.rfd, want_in)
             events = p.poll(max(1, int(left * 1000)))
             if not events:
                 raise _SlotHung("the sandbox server did not answer in time")
-            for fd, _ev in events:
-                if fd == self.wfd:
-                    return
-            self._read_some()
+            readable = False
+            for fd, ev in events:
+                if fd == self.wfd and ev & (select.POLLOUT | select.POLLERR | select.POLLHUP | select.POLLNVAL):
+                    return  # writable, or broken: the write says which
+                if fd == self.rfd and ev & (select.POLLIN | select.POLLHUP):
+                    readable = True
+            if readable:
+                self._read_some()
 
     def _read_some(self) -> None:
         try:
