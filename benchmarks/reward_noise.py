@@ -130,27 +130,17 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             t0 = time.monotonic()
             load0 = os.getloadavg()[0]
-            oracle, base, speedups = [], [], []
-            uns_o = uns_b = 0
-            reasons: list[str] = []
-            before = partial.get(key, [])[:runs]  # pairs measured in an earlier sitting
-            for pr in before:
-                oracle.append(pr["oracle"])
-                base.append(pr["baseline"])
-                uns_o += pr["unscorable_oracle"]
-                uns_b += pr["unscorable_baseline"]
-                reasons += pr["reasons"]
-                speedups += pr["speedups"]
-            if before:
-                t0 -= sum(pr["elapsed_s"] for pr in before)
-                load0 = before[0]["load"]
-                print(f"  {task.id:34s} continues after {len(before)} pairs from {pairs_file}", flush=True)
+            pairs = partial.get(key, [])[:runs]  # measured in an earlier sitting, then this one
+            if pairs:
+                t0 -= sum(pr["elapsed_s"] for pr in pairs)
+                load0 = pairs[0]["load"]
+                print(f"  {task.id:34s} continues after {len(pairs)} pairs from {pairs_file}", flush=True)
             # the task's own reference and baseline (DMC-Optim names solutions by complexity;
             # its episodes start from an empty file, so the baseline is a named solution)
             oracle_agent = OracleAgent(solution=task.reference_name or "reference")
             baseline_agent = (OracleAgent(solution=task.baseline_name) if task.baseline_name
                               else BaselineAgent())
-            for i in range(len(before), runs):
+            for i in range(len(pairs), runs):
                 tp = time.monotonic()
                 pr = {"key": list(key), "i": i, "load": os.getloadavg()[0], "reasons": [], "speedups": []}
                 r, t = play(env, oracle_agent, task.id)
@@ -170,15 +160,16 @@ def main(argv: list[str] | None = None) -> int:
                 if not t.get("scorable", True):
                     pr["reasons"].append("baseline: " + t.get("reason", "")[:300])
                 pr["elapsed_s"] = time.monotonic() - tp
-                oracle.append(pr["oracle"])
-                base.append(pr["baseline"])
-                uns_o += pr["unscorable_oracle"]
-                uns_b += pr["unscorable_baseline"]
-                reasons += pr["reasons"]
-                speedups += pr["speedups"]
+                pairs.append(pr)
                 if pairs_file:
                     with open(pairs_file, "a", encoding="utf-8") as fh:
                         fh.write(json.dumps(pr) + "\n")
+            oracle = [pr["oracle"] for pr in pairs]
+            base = [pr["baseline"] for pr in pairs]
+            uns_o = sum(pr["unscorable_oracle"] for pr in pairs)
+            uns_b = sum(pr["unscorable_baseline"] for pr in pairs)
+            reasons = [x for pr in pairs for x in pr["reasons"]]
+            speedups = [x for pr in pairs for x in pr["speedups"]]
             wins = sum(o > b for o, b in zip(oracle, base)) / runs
             sp = st.median(speedups) if speedups else math.nan
             row = {"task": task.id, "speedup": sp, "oracle": oracle, "baseline": base, "p_win": wins,

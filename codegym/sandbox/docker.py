@@ -154,6 +154,9 @@ class _AttachConn(_Conn):
     stdout payload is the server's frame stream. Stderr payload is dropped.
     """
 
+    WHAT = "container attach socket"
+    GONE = "the container's runner exited"
+
     def __init__(self, sock: socket.socket):
         self.sock = sock
         super().__init__(sock.fileno(), sock.fileno())
@@ -178,33 +181,9 @@ class _AttachConn(_Conn):
             del raw[:k]
             self.left -= k
 
-    def _read_some(self) -> None:
-        try:
-            data = os.read(self.rfd, fs.CHUNK)
-        except BlockingIOError:
-            return
-        except OSError as e:
-            raise _SlotBroken(f"container attach socket failed: {e}") from None
-        if not data:
-            self.eof = True
-            return
+    def _feed(self, data: bytes) -> None:
         self.raw += data
         self._demux()
-
-    def _need(self, n: int, deadline: float) -> None:
-        import select
-        while len(self.buf) < n:
-            try:
-                data = os.read(self.rfd, max(fs.CHUNK, n - len(self.buf)))
-            except BlockingIOError:
-                self._wait(self.rfd, select.POLLIN, deadline)
-                continue
-            except OSError as e:
-                raise _SlotBroken(f"container attach socket failed: {e}") from None
-            if not data:
-                raise _SlotBroken("the container's runner exited")
-            self.raw += data
-            self._demux()
 
 
 # --------------------------------------------------------------------------- uids

@@ -335,16 +335,25 @@ class _Conn:
             if readable:
                 self._read_some()
 
+    #: how errors name this connection
+    WHAT = "sandbox server pipe"
+    GONE = "the sandbox server exited"
+
+    def _feed(self, data: bytes) -> None:
+        """Take bytes read from the answer side (a subclass may unwrap a framing)."""
+        self.buf += data
+
     def _read_some(self) -> None:
         try:
             data = os.read(self.rfd, fs.CHUNK)
         except BlockingIOError:
             return
         except OSError as e:
-            raise _SlotBroken(f"sandbox server pipe failed: {e}") from None
-        if not data:
+            raise _SlotBroken(f"{self.WHAT} failed: {e}") from None
+        if data:
+            self._feed(data)
+        else:
             self.eof = True
-        self.buf += data
 
     def send(self, bufs: list[bytes], deadline: float) -> None:
         views = [memoryview(b) for b in bufs if len(b)]
@@ -367,18 +376,18 @@ class _Conn:
     def _need(self, n: int, deadline: float) -> None:
         while len(self.buf) < n:
             if self.eof:
-                raise _SlotBroken("the sandbox server exited")
+                raise _SlotBroken(self.GONE)
             try:
                 data = os.read(self.rfd, max(fs.CHUNK, n - len(self.buf)))
             except BlockingIOError:
                 self._wait(self.rfd, select.POLLIN, deadline)
                 continue
             except OSError as e:
-                raise _SlotBroken(f"sandbox server pipe failed: {e}") from None
+                raise _SlotBroken(f"{self.WHAT} failed: {e}") from None
             if not data:
                 self.eof = True
-                raise _SlotBroken("the sandbox server exited")
-            self.buf += data
+                raise _SlotBroken(self.GONE)
+            self._feed(data)
 
     def recv(self, deadline: float, max_blobs: int, max_blob: Callable[[int], int]) -> tuple[dict, list[bytes]]:
         """One frame; sizes are checked before anything is allocated (the server is untrusted)."""
@@ -1182,13 +1191,11 @@ class LocalSandbox(Sandbox):
                         continue
                     queued.append(nxt)
                     nxt = None
-                if not queued:
-                    if nxt is None:
-                        return
-                    continue
+                if not queued:  # (the fill loop leaves a claimed request unsent only behind a queue)
+                    return
                 assert slot is not None
                 i, header, blobs, lim = queued.popleft()
-                res, ok = self._stream_answer(slot, header, blobs, lim)
+                res, ok = self._stream_answer(slot, header, lim)
                 if not ok:
                     self._give(slot)
                     slot = None
@@ -1213,8 +1220,7 @@ class LocalSandbox(Sandbox):
         with self._lock:
             self.stats["slot_restarts"] += 1
 
-    def _stream_answer(self, slot: _Slot, header: dict, blobs: list[bytes],
-                       limits: Limits) -> tuple[ExecResult | None, bool]:
+    def _stream_answer(self, slot: _Slot, header: dict, limits: Limits) -> tuple[ExecResult | None, bool]:
         """(result, slot still usable) for the oldest queued request; (None, False) when
         the request must be retried as `_dispatch` retries after a broken first attempt."""
         try:
