@@ -8,8 +8,8 @@ This module owns the calibration of timed tasks:
   `codegym.timing.measure` (calibration factor, noise floor included) and builds the
   `codegym.runtimes.TaskRuntimes` record: medians, normalised values, CV, n, the
   baseline/reference ratio and the strict top-30/50/70 % thresholds;
-- `perf_workload(task, files, language, sandbox)`: the build and inputs one program
-  is timed on (the same ones `codegym.judge` measures with ``timing=True``);
+- `perf_workload(task, files, language, sandbox)`: the runs one program is timed on
+  (`codegym.judge.perf_runs`, as `codegym.judge` measures with ``timing=True``);
 - the command (`register_tasks`, handler `cmd_calibrate`):
 
       codegym tasks calibrate [SUITE|PATH ...] [--metric cpu|wall|instructions]
@@ -168,38 +168,15 @@ class TaskCalibration:
 # =========================================================================== measuring
 
 
-def perf_workload(task, files: Mapping[str, Any], language: str, sandbox) -> tuple[Any, list, Any]:
-    """(build, inputs, limits) that time `files` on the task's perf split, built the way
-    `codegym.judge` measures with ``timing=True`` (Python stdio programs through the
-    launcher, function tasks through the function driver in one run).
+def perf_workload(task, files: Mapping[str, Any], language: str, sandbox):
+    """The runs that time `files` on the task's perf split: `codegym.judge.perf_runs`
+    (launched as the judge runs the cases, every output checked).
 
     Raises ValueError for kinds without a timed form (script, repo)."""
-    from codegym import harness
-    from codegym.judge import _stdio_launch
-    from codegym.sandbox import RunRequest
+    from codegym.judge import perf_runs
     from codegym.testgen import materialize
 
-    cases = materialize(task, "perf", sandbox)
-    lim = task.limits
-    main_file = task.main_file_for(language) or ""
-    if task.kind == "stdio":
-        argv, extra = _stdio_launch(language, files, main_file)
-        build = (sandbox.build(language, {"main.py": harness.LAUNCHER}) if extra is not None
-                 else sandbox.build(language, dict(files)))
-        inputs = [RunRequest(stdin=c.stdin or "", argv=argv, extra_files=extra,
-                             limits=lim.replace(time_s=c.time_s) if c.time_s else None) for c in cases]
-        return build, inputs, lim
-    if task.kind == "function":
-        build = sandbox.build("python", {"main.py": harness.FUNCTION_DRIVER})
-        body = harness.function_request(
-            harness.new_nonce(), main_file, task.entry_point,
-            [(i, list(c.args or []), dict(c.kwargs or {}), lim.time_s, lim.wall())
-             for i, c in enumerate(cases)], import_time=lim.time_s, stop_on_error=True)
-        n = len(cases) + 1
-        inputs = [RunRequest(stdin=body, extra_files=harness.solution_files(dict(files)),
-                             limits=lim.replace(time_s=lim.time_s * n, wall_s=lim.wall() * n))]
-        return build, inputs, lim
-    raise ValueError(f"timing is not supported for {task.kind} tasks")
+    return perf_runs(task, files, sandbox, language, materialize(task, "perf", sandbox))
 
 
 def _members(task) -> list[tuple[str, str, dict, str, str]]:
@@ -275,11 +252,11 @@ def calibrate_task(task, sandbox=None, *, metric: str | None = None, repeats: in
         if s.verdict == "accepted":
             k = 1 if min_of is None and metric != "instructions" and pass_cpu > AUTO_MIN_OF_S else k_default
             try:
-                build, inputs, lim = perf_workload(task, files, lang, sandbox)
+                runs = perf_workload(task, files, lang, sandbox)
                 s.measurement = timing.measure(
-                    sandbox, build, inputs, metric=metric, warmups=warmups, repeats=repeats,
+                    sandbox, runs.build, runs.inputs, metric=metric, warmups=warmups, repeats=repeats,
                     max_repeats=max(max_rep, repeats), target_rel_ci=target_rel_ci,
-                    budget_s=budget_s, limits=lim, min_of=k)
+                    budget_s=budget_s, limits=runs.limits, min_of=k, verify=runs.verify)
                 if not s.measurement.ok:
                     s.error = s.measurement.reason or "measurement failed"
                 elif s.measurement.normalized is None and metric != "instructions":

@@ -42,7 +42,10 @@ been evaluated, which run order guarantees for cases started before it. With
 include it; its cases are appended, so the verdict covers them), and if
 everything passed measures the build on the perf inputs with
 `codegym.timing.measure` (metric, warmups and repeats from ``task.perf``);
-the `Measurement` goes to ``report.timing``.
+the `Measurement` goes to ``report.timing``. The timed runs are `perf_runs`:
+launched as the cases are judged and each output checked, so a timed run that
+answers wrongly (or does not end ok) fails its case and the verdict, as a
+judged run would.
 
 Kinds: ``stdio`` (build once, one run per case via ``run_many``, outputs
 checked in the host; Python programs are not built but run through
@@ -751,44 +754,197 @@ def judge(task, files: Mapping[str, str | bytes], sandbox=None, split: str = "hi
         from codegym import swe
         swe.annotate_report(rep, task)  # "resolution FULL|PARTIAL|NO: ..." (hidden split)
     if timing and rep.verdict == "accepted":
-        _measure(rep, task, files, cases, sandbox, lang, main_file, build)
+        _measure(rep, task, files, cases, list(rep.cases), sandbox, lang, build)
     rep.elapsed_s = time.monotonic() - t0
     return rep
 
 
-def _measure(rep: JudgeReport, task, files, cases: list[Case], sandbox, lang: str, main_file: str, build) -> None:
+@dataclass
+class PerfRuns:
+    """How a program is timed on test cases (`perf_runs`).
+
+    language   the language of `build` (python for function tasks: the driver)
+    build      what runs: the program's build, or the launcher / driver that loads its files
+    inputs     one `RunRequest` per timed input (per case for stdio; one request holding
+               every case for function tasks)
+    limits     the task's limits (requests carry per-case ones where a case has them)
+    verify     ``verify(input_index, result)`` -> None when the run's output is right, else
+               ``(status, message)``; a `codegym.timing.Verifier`
+    files_key  content hash of the program's files: the build alone does not identify the
+               program when it is the shared launcher or driver
+    cases      the cases timed
+    failure    (position in `cases`, status, message) of the last run `verify` rejected
+    """
+
+    language: str
+    build: Any
+    inputs: list
+    limits: Limits
+    verify: Any
+    files_key: str
+    cases: list = field(default_factory=list)
+    failure: tuple[int, str, str] | None = None
+
+
+def perf_runs(task, files: Mapping[str, Any], sandbox, language: str | None = None,
+              cases: Sequence[Case] | None = None, build=None) -> PerfRuns:
+    """The runs that time `files` on `cases` (default: the task's perf split, or its hidden
+    split when it has no perf cases), and a verifier of their outputs.
+
+    The runs are launched exactly as `judge` runs the cases (Python stdio programs
+    through the launcher with their files as extra files, function tasks through the
+    driver), so a program cannot tell a timed run from a judged one; and every timed
+    run's output is checked with the case's checker (stdio; identical outputs are
+    checked once) or the driver's values against the expected ones (function), so
+    a program that answers wrongly when timed is caught whatever it detects.
+    `build` reuses the judge's build of the program. Raises ValueError for kinds without
+    a timed form (script, repo)."""
+    import hashlib
+    import threading
+
+    from codegym.sandbox import RunRequest
+    from codegym.task import canonical_language
+    lang = canonical_language(language) if language else task.language
+    main_file = task.main_file_for(lang) or ""
+    if cases is None:
+        cases = materialize(task, "perf", sandbox) or materialize(task, "hidden", sandbox)
+    cases = list(cases)
+    lim = task.limits
+    digest = hashlib.sha256()
+    for rel in sorted(files):
+        data = files[rel]
+        data = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else bytes(data)
+        digest.update(rel.encode("utf-8", "surrogateescape") + b"\0" + str(len(data)).encode() + b"\0" + data)
+    files_key = digest.hexdigest()
+    lock = threading.Lock()
+    if task.kind == "stdio":
+        argv, extra = _stdio_launch(lang, files, main_file)
+        if build is None:
+            build = (sandbox.build(lang, {"main.py": harness.LAUNCHER}) if extra is not None
+                     else sandbox.build(lang, dict(files)))
+        inputs = [RunRequest(stdin=c.stdin or "", argv=argv, extra_files=extra,
+                             limits=_case_limits(task, c) if c.time_s else None) for c in cases]
+        checkers: dict[int, Any] = {}
+        seen: dict[tuple[int, bytes], tuple[str, str] | None] = {}
+
+        def verify(i: int, res) -> tuple[str, str] | None:
+            case = cases[i]
+            if res.stdout_truncated:
+                return _reject(runs, i, case, "output_limit", "the output was truncated")
+            key = (i, hashlib.blake2b(res.stdout.encode("utf-8", "surrogateescape"), digest_size=16).digest())
+            with lock:
+                if key in seen:
+                    return seen[key]
+                spec = case.checker if case.checker is not None else task.checker
+                chk = checkers.get(id(spec))
+                if chk is None:
+                    chk = checkers[id(spec)] = make_checker(spec, time_s=_case_limits(task, case).time_s)
+            if isinstance(chk, ProgramChecker):
+                r = chk.check_many(sandbox, [(case.stdin or "", case.expected, res.stdout)])[0]
+                if r.failed:  # the checker, not the program: not a verdict, not remembered
+                    raise RuntimeError(f"the checker program failed: {r.message}")
+            else:
+                r = chk.check(case.expected, res.stdout, case.stdin or "")
+            out = None if r.ok else _reject(runs, i, case, "wrong_answer", r.message or r.diff or "wrong answer")
+            with lock:
+                seen[key] = out
+            return out
+    elif task.kind == "function":
+        if build is None:
+            build = sandbox.build("python", {"main.py": harness.FUNCTION_DRIVER})
+        nonce = harness.new_nonce()
+        body = harness.function_request(
+            nonce, main_file, task.entry_point,
+            [(i, list(c.args or []), dict(c.kwargs or {}), _case_limits(task, c).time_s, _case_limits(task, c).wall())
+             for i, c in enumerate(cases)], import_time=lim.time_s, stop_on_error=True)
+        n = len(cases) + 1
+        inputs = [RunRequest(stdin=body, extra_files=harness.solution_files(dict(files)),
+                             limits=lim.replace(time_s=sum(_case_limits(task, c).time_s for c in cases) + lim.time_s,
+                                                wall_s=lim.wall() * n))]
+        vcheckers: dict[int, Any] = {}
+        lang = "python"
+
+        def verify(i: int, res) -> tuple[str, str] | None:
+            frames = harness.parse_function_frames(res.stdout, nonce)
+            if frames.import_error is not None:
+                kind = frames.import_error.get("import")
+                status = {"timeout": "timeout", "memory_limit": "memory_limit"}.get(kind, "runtime_error")
+                return _reject(runs, 0, cases[0], status, f"import failed: {frames.import_error.get('e', '')}")
+            for k, case in enumerate(cases):
+                fr = frames.results.get(k)
+                if fr is None:
+                    return _reject(runs, k, case, "runtime_error", "the driver reported no result for this case")
+                st = fr.get("s")
+                if st != "ok":
+                    status = st if st in ("runtime_error", "timeout", "memory_limit", "output_limit") \
+                        else "runtime_error"
+                    return _reject(runs, k, case, status, str(fr.get("e", ""))[:MESSAGE_MAX])
+                try:
+                    got = harness.decode_value(fr.get("v"))
+                except (harness.DecodeError, ValueError, TypeError, KeyError, RecursionError) as e:
+                    return _reject(runs, k, case, "wrong_answer", f"undecodable return value: {e}")
+                spec = case.checker if case.checker is not None else task.checker
+                with lock:
+                    vc = vcheckers.get(id(spec))
+                    if vc is None:
+                        vc = vcheckers[id(spec)] = make_value_checker(spec)
+                r = vc.check_value(case.expected, got)
+                if not r.ok:
+                    return _reject(runs, k, case, "wrong_answer", r.message or r.diff or "wrong answer")
+            return None
+    else:
+        raise ValueError(f"timing is not supported for {task.kind} tasks")
+    runs = PerfRuns(language=lang, build=build, inputs=inputs, limits=lim, verify=verify, files_key=files_key,
+                    cases=cases)
+    return runs
+
+
+def _reject(runs: PerfRuns, k: int, case: Case, status: str, message: str) -> tuple[str, str]:
+    msg = f"case {case.index} ({case.name}): {_clip(message, 300)}"
+    runs.failure = (k, status, msg)
+    return status, msg
+
+
+def _measure(rep: JudgeReport, task, files, cases: list[Case], results: list, sandbox, lang: str,
+             build) -> None:
+    """Measure an accepted program on its perf cases (``timing=True``). A timed run that
+    fails -- its output is wrong, or it does not end ok -- fails its case like a judged run."""
     try:
         from codegym import timing as timing_mod
     except ImportError as e:
         rep.timing_error = f"codegym.timing is not available: {e}"
         return
-    from codegym.sandbox import RunRequest
-    perf = [c for c in cases if c.split == "perf"] or list(cases)
-    kind = task.kind
-    if kind == "stdio":
-        b = build
-        argv, extra = _stdio_launch(lang, files, main_file)
-        inputs = [RunRequest(stdin=c.stdin or "", argv=argv, extra_files=extra) for c in perf]
-    elif kind == "function":
-        b = sandbox.build("python", {"main.py": harness.FUNCTION_DRIVER})
-        lim = task.limits
-        body = harness.function_request(harness.new_nonce(), main_file, task.entry_point,
-                                        [(i, list(c.args or []), dict(c.kwargs or {}), lim.time_s, lim.wall())
-                                         for i, c in enumerate(perf)], import_time=lim.time_s,
-                                        stop_on_error=True)
-        inputs = [RunRequest(stdin=body, extra_files=harness.solution_files(dict(files)),
-                             limits=lim.replace(time_s=lim.time_s * (len(perf) + 1),
-                                                wall_s=lim.wall() * (len(perf) + 1)))]
-    else:
-        rep.timing_error = f"timing is not supported for {kind} tasks"
+    pos = [k for k, c in enumerate(cases) if c.split == "perf"] or list(range(len(cases)))
+    try:
+        runs = perf_runs(task, files, sandbox, lang, [cases[k] for k in pos],
+                         build=build if task.kind == "stdio" else None)
+    except ValueError as e:
+        rep.timing_error = str(e)
         return
     p = task.perf
     try:
-        rep.timing = timing_mod.measure(sandbox, b, inputs, metric=p.metric, warmups=p.warmups,
-                                        repeats=p.repeats, limits=task.limits)
+        m = timing_mod.measure(sandbox, runs.build, runs.inputs, metric=p.metric, warmups=p.warmups,
+                               repeats=p.repeats, limits=task.limits, verify=runs.verify)
     except Exception as e:  # noqa: BLE001 -- an unsupported metric must not lose the verdict
         rep.timing_error = f"{type(e).__name__}: {e}"
+        return
+    rep.timing = m
+    if m.ok or m.failure in (None, "sandbox_error"):
+        return
+    # the program failed a timed run: that case fails, as if the judged run had
+    if runs.failure is not None:
+        k, status, msg = runs.failure
+    else:  # the run itself ended badly (status); stdio inputs are cases in order
+        k, status, msg = 0, m.failure, m.reason
+        if task.kind == "stdio":
+            idx = re.match(r"input (\d+)", m.reason or "")
+            k = int(idx.group(1)) if idx else 0
+    i = pos[min(k, len(pos) - 1)]
+    c = cases[i]
+    results[i] = CaseResult(c.index, c.name, status, c.split, message=_clip(f"in a timed run: {msg}"),
+                            weight=c.weight)
+    _finish(rep, results, cases)
 
 
-__all__ = ["judge", "JudgeReport", "CaseResult", "VERDICTS", "CASE_STATUSES", "STAGES", "is_blank_code",
+__all__ = ["judge", "JudgeReport", "CaseResult", "PerfRuns", "perf_runs", "VERDICTS", "CASE_STATUSES", "STAGES", "is_blank_code",
            "python_compile_error"]

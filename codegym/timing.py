@@ -44,6 +44,12 @@ Estimator choices (see `measure` and `compare` for details):
 - Noise floor: a difference only counts if it also exceeds the 95 % precision
   of the median per-pair ratio (and `min_effect`, 1 % for time): a speedup
   inside the measurement noise earns nothing.
+
+Every timed run counts: a run that does not end ``ok`` makes the measurement
+invalid, and with ``verify`` (``codegym.judge.perf_runs`` makes one from a
+task's tests) so does a run whose output is wrong -- a program cannot answer
+correctly when judged and wrongly, but faster, when timed. `Measurement.failure`
+and `Comparison.failed` / `failure` say which program failed and how.
 """
 
 from __future__ import annotations
@@ -83,6 +89,12 @@ CALIBRATION_MIN_OF = 3
 #: a measurement takes a fresh calibration sample only if the newest is older than this,
 #: which bounds the overhead of calibration to a few percent under continuous use
 CALIBRATION_REFRESH_S = 5.0
+
+
+#: ``verify(input_index, result)``: None when the run's output is right, else
+#: ``(status, message)`` (status as a judge case's: wrong_answer, runtime_error, ...);
+#: an exception means the check itself failed (``failure`` "sandbox_error")
+Verifier = Callable[[int, ExecResult], "tuple[str, str] | None"]
 
 
 class UnsupportedMetricError(ValueError):
@@ -126,6 +138,10 @@ class Measurement:
                  (see `calibration_factor`; None if not measured)
     normalized   median / calibration (None for instructions or without calibration)
     ok           False when a run failed or the metric could not be read; then `reason` says why
+    failure      when a run failed, how: the status `verify` gave its output (e.g.
+                 ``wrong_answer``), or the run's own status (``runtime_error``,
+                 ``timeout``, ``memory_limit``, ``output_limit``); ``sandbox_error``
+                 when the sandbox or the output check failed, not the program
     confidence   coverage of `ci` (below LEVEL only when n is too small to reach it)
     runs         executions made, warm-ups included
     min_of       passes per sample (per-input minimum over them)
@@ -147,6 +163,7 @@ class Measurement:
     normalized: float | None = None
     ok: bool = True
     reason: str = ""
+    failure: str | None = None
     confidence: float | None = None
     runs: int = 0
     min_of: int = 1
@@ -182,6 +199,8 @@ class Comparison:
     log_ratios   per pair log(t_a / t_b), in the order measured
     a, b         the two builds' measurements built from the same (interleaved) samples
     ok, reason   False when a run of either build failed
+    failed       which build's run failed ("a" or "b"), and `failure` how (see
+                 `Measurement.failure`)
     """
 
     metric: str
@@ -199,6 +218,8 @@ class Comparison:
     calibration: float | None = None
     ok: bool = True
     reason: str = ""
+    failed: str | None = None
+    failure: str | None = None
     elapsed_s: float = 0.0
 
     @property
@@ -636,11 +657,13 @@ class _Sampler:
     """Runs one build over the inputs and turns results into metric values."""
 
     def __init__(self, sandbox: Sandbox, build: Build, reqs: list[RunRequest], metric: str,
-                 limits: Limits | None):
+                 limits: Limits | None, verify: Verifier | None = None):
         self.sb, self.build, self.reqs, self.metric = sandbox, build, reqs, metric
         self.limits = limits
+        self.verify = verify
         self.runs = 0
         self.error: str | None = None
+        self.failure: str | None = None
 
     def _limits_for(self, req: RunRequest) -> Limits:
         lim = req.limits or self.limits or Limits()
@@ -655,7 +678,22 @@ class _Sampler:
             msg = r.message or (r.stderr.strip().splitlines() or [""])[-1]
             self.error = (f"input {index} (run {self.runs}) ended {r.status}"
                           + (f": {msg[:300]}" if msg else ""))
+            self.failure = r.status
             return None
+        if self.verify is not None:
+            # a timed run is a run like any other: its output must be right (a program
+            # must not earn speed by answering wrongly when it is timed)
+            try:
+                wrong = self.verify(index, r)
+            except Exception as e:  # noqa: BLE001 -- the check failed, not the program
+                self.error = f"input {index} (run {self.runs}): checking the output failed: {e}"[:500]
+                self.failure = "sandbox_error"
+                return None
+            if wrong:
+                status, msg = wrong
+                self.error = f"input {index} (run {self.runs}): {status}: {msg[:300]}"
+                self.failure = status
+                return None
         if self.metric == "cpu":
             return r.cpu_s
         if self.metric == "wall":
@@ -816,7 +854,7 @@ def _build_problem(build: Build) -> str | None:
 def measure(sandbox: Sandbox, build: Build, inputs: Iterable[RunRequest | str | bytes] | None = None,
             metric: str = "cpu", warmups: int = 1, repeats: int = 5, max_repeats: int = 30,
             target_rel_ci: float = 0.02, budget_s: float = 30.0, limits: Limits | None = None,
-            min_of: int | None = None, calibrate: bool = True) -> Measurement:
+            min_of: int | None = None, calibrate: bool = True, verify: Verifier | None = None) -> Measurement:
     """Measure `build` on `inputs` until the median is known to `target_rel_ci`.
 
     One sample is one pass over all inputs (sum of the per-run metric; with
@@ -828,8 +866,9 @@ def measure(sandbox: Sandbox, build: Build, inputs: Iterable[RunRequest | str | 
     (`converged` False then). Instruction counts are exactly repeatable, so
     for them two equal samples end the measurement and warm-ups are skipped.
 
-    Any run that does not end "ok" makes the measurement invalid (``ok=False``,
-    `reason`), never a silently included sample. Raises
+    Any run that does not end "ok", or whose output `verify` rejects, makes the
+    measurement invalid (``ok=False``, `reason`, `failure`), never a silently
+    included sample. Raises
     `UnsupportedMetricError` for an unknown metric, or instructions of an
     interpreted language or without valgrind.
     """
@@ -843,11 +882,11 @@ def measure(sandbox: Sandbox, build: Build, inputs: Iterable[RunRequest | str | 
     exact = metric == "instructions"
     if exact:
         warmups, repeats = 0, min(repeats, 2)
-    s = _Sampler(sandbox, build, reqs, metric, limits)
+    s = _Sampler(sandbox, build, reqs, metric, limits, verify)
     cal_before = _try_calibrate(sandbox, metric) if calibrate else None
 
     def fail() -> Measurement:
-        return _invalid(metric, s.error or "run failed", runs=s.runs, min_of=k,
+        return _invalid(metric, s.error or "run failed", runs=s.runs, min_of=k, failure=s.failure,
                         elapsed_s=time.monotonic() - t0)
 
     for _ in range(max(0, warmups)):
@@ -938,10 +977,10 @@ def _pair_sample(sa: "_Sampler", sb: "_Sampler", k: int, a_first: bool) -> tuple
     best_b = [math.inf] * len(sb.reqs)
     for j in range(max(1, k)):
         first_a = a_first if j % 2 == 0 else not a_first
-        for i, req in enumerate(sa.reqs):
+        for i in range(len(sa.reqs)):
             for is_a in ((True, False) if first_a else (False, True)):
                 s, best = (sa, best_a) if is_a else (sb, best_b)
-                v = s.run_one(req, i)
+                v = s.run_one(s.reqs[i], i)
                 if v is None:
                     return (None, 0.0) if is_a else (0.0, None)
                 best[i] = min(best[i], v)
@@ -953,7 +992,9 @@ def compare(sandbox: Sandbox, build_a: Build, build_b: Build,
             warmups: int = 1, repeats: int = 8, max_pairs: int = 30, budget_s: float = 60.0,
             limits: Limits | None = None, alpha: float = 0.01, min_effect: float | None = None,
             method: str = "wilcoxon", min_of: int | None = None, seed: int = 0,
-            calibrate: bool = True) -> Comparison:
+            calibrate: bool = True, verify_a: Verifier | None = None,
+            verify_b: Verifier | None = None,
+            inputs_b: Iterable[RunRequest | str | bytes] | None = None) -> Comparison:
     """Is `build_b` faster than `build_a`? ``speedup = t(a)/t(b)`` (> 1: b is faster).
 
     A pair is one sample of each build (as in `measure`: ``min_of`` passes over
@@ -980,6 +1021,11 @@ def compare(sandbox: Sandbox, build_a: Build, build_b: Build,
     For ``metric="instructions"`` (deterministic) each build is measured twice
     (A B B A); when both repeat exactly, the speedup is exact (degenerate CI)
     and significance is any difference beyond `min_effect` (0.1 %).
+
+    `inputs_b`: B's own requests, input by input the same inputs as A's (for programs
+    that travel in the requests, as the judge launches Python programs); default `inputs`.
+    `verify_a` / `verify_b` check the output of every run of A / B (see `measure`);
+    the first failed run ends the comparison (``ok=False``, `failed`, `failure`).
     """
     t0 = time.monotonic()
     check_metric(build_a, metric)
@@ -994,13 +1040,17 @@ def compare(sandbox: Sandbox, build_a: Build, build_b: Build,
     if method not in ("wilcoxon", "t", "bootstrap"):
         raise ValueError(f"unknown method {method!r} (wilcoxon | t | bootstrap)")
     reqs = _requests(inputs)
+    reqs_b = reqs if inputs_b is None else _requests(inputs_b)
+    if len(reqs_b) != len(reqs):
+        raise ValueError(f"inputs_b has {len(reqs_b)} requests, inputs {len(reqs)}: they must match")
     k = DEFAULT_MIN_OF[metric] if min_of is None else max(1, int(min_of))
-    sa = _Sampler(sandbox, build_a, reqs, metric, limits)
-    sb_ = _Sampler(sandbox, build_b, reqs, metric, limits)
+    sa = _Sampler(sandbox, build_a, reqs, metric, limits, verify_a)
+    sb_ = _Sampler(sandbox, build_b, reqs_b, metric, limits, verify_b)
     cal_err = _try_calibrate(sandbox, metric) if calibrate else None
 
     def failed(which: str, s: _Sampler) -> Comparison:
         cmp.ok, cmp.reason = False, f"build {which}: {s.error or 'run failed'}"
+        cmp.failed, cmp.failure = which, s.failure
         cmp.elapsed_s = time.monotonic() - t0
         return cmp
 
@@ -1102,4 +1152,5 @@ __all__ = [
     "calibration_workload", "calibration_factor", "noise_floor", "summarize", "median_ci",
     "hodges_lehmann", "wilcoxon_ci", "t_ci", "t_cdf", "t_ppf", "bootstrap_ci", "paired_interval",
     "decide", "parse_valgrind_instructions", "ValgrindCount", "check_metric", "VALGRIND_WRAPPER",
+    "Verifier",
 ]

@@ -600,6 +600,73 @@ def test_timing_measures_perf_split(sb):
     assert wrong_perf.verdict == "wrong_answer" and wrong_perf.timing is None
 
 
+def _timed_task():
+    return Task(id="t/timed", statement="s", kind="stdio", language="python", limits=LIM,
+                tests={"hidden": SUM_CASES[:1], "perf": [{"stdin": "7 8\n", "expected": "15\n"},
+                                                         {"stdin": "2 2\n", "expected": "4\n"}]},
+                perf={"repeats": 3, "warmups": 0}, starter={"main.py": SUM_OK},
+                solutions={"reference": {"files": {"main.py": SUM_OK}}})
+
+
+def test_perf_runs_launch_as_the_judge_and_check_every_output(sb):
+    from codegym.judge import perf_runs
+    task = _timed_task()
+    good = perf_runs(task, {"main.py": SUM_OK}, sb)
+    # Python programs travel as the judge's extra files behind the launcher: the build is
+    # shared, so the program's identity is its files' hash
+    assert good.inputs[0].extra_files and good.inputs[0].argv == ["main.py"]
+    bad_files = {"main.py": SUM_OK.replace("print(a + b)", "print(a + b if a != 7 else 0)")}
+    bad = perf_runs(task, bad_files, sb)
+    assert good.build.key == bad.build.key and good.files_key != bad.files_key
+    assert perf_runs(task, {"main.py": SUM_OK}, sb).files_key == good.files_key
+    for runs, want in ((good, [None, None]), (bad, ["wrong_answer", None])):
+        for i, req in enumerate(runs.inputs):
+            res = sb.run(runs.build, stdin=req.stdin, argv=req.argv, extra_files=req.extra_files)
+            assert res.status == "ok"
+            got = runs.verify(i, res)
+            assert (got and got[0]) == want[i], got
+    assert bad.failure is not None and bad.failure[:2] == (0, "wrong_answer")
+
+
+def test_perf_runs_of_a_function_task_check_the_values(sb):
+    from codegym.judge import perf_runs
+    task = fn_task([{"args": [1, 2], "expected": 3}, {"args": [40, 2], "expected": 42}])
+    for src, want in (("def add(a, b):\n    return a + b\n", None),
+                      ("def add(a, b):\n    return a + b if a < 10 else 0\n", ("wrong_answer", 1)),
+                      ("def add(a, b):\n    return a + b if a < 40 else 1 // 0\n", ("runtime_error", 1))):
+        runs = perf_runs(task, {"main.py": src}, sb)  # no perf split: the hidden one
+        req = runs.inputs[0]
+        res = sb.run(runs.build, stdin=req.stdin, limits=req.limits, extra_files=req.extra_files)
+        got = runs.verify(0, res)
+        assert (got and (got[0], runs.failure[0])) == want, (src, got)
+
+
+def test_a_timed_run_that_answers_wrongly_fails_the_judge(sb, monkeypatch):
+    """judge(timing=True): a wrong output in a timed run fails its case as a judged run would
+    (forced here: a deterministic program cannot tell its timed runs from its judged ones)."""
+    from codegym import judge as judge_mod
+    real = judge_mod.perf_runs
+    calls = []
+
+    def rigged(*a, **kw):
+        runs = real(*a, **kw)
+        check = runs.verify
+
+        def verify(i, res):
+            calls.append(i)
+            if len(calls) == 3:  # the third timed run "answers wrongly"
+                res = type(res)(**{**res.__dict__, "stdout": "999\n"})
+            return check(i, res)
+        runs.verify = verify
+        return runs
+    monkeypatch.setattr(judge_mod, "perf_runs", rigged)
+    rep = judge(_timed_task(), {"main.py": SUM_OK}, sandbox=sb, timing=True)
+    assert rep.verdict == "wrong_answer" and rep.passed == rep.total - 1, rep.message
+    assert rep.timing is not None and not rep.timing.ok and rep.timing.failure == "wrong_answer"
+    failed = [c for c in rep.cases if c.status != "passed"]
+    assert len(failed) == 1 and failed[0].split == "perf" and "in a timed run" in failed[0].message
+
+
 @pytest.mark.parametrize("name", ["bracket-depth", "digit-sum-queries", "residue-pairs", "run-length"])
 def test_example_tasks_reference_accepted(sb, name, tmp_path, monkeypatch):
     from pathlib import Path

@@ -312,3 +312,34 @@ def test_calibration_is_cached_per_sandbox(sb):
     f2 = T.calibration_factor(sb)
     assert f1 == f2 > 0
     assert T.calibration_factor(sb, "wall") > 0
+
+
+def test_a_wrong_output_in_a_timed_run_invalidates_the_measurement(sb):
+    """`verify` sees every timed run; the first rejected one ends the measurement or the
+    comparison with the failing program and how (never an included sample)."""
+    b = sb.build("python", {"main.py": "print(int(input()) * 2)\n"})
+    seen = []
+
+    def verify(i, res):
+        seen.append(res.stdout)
+        return ("wrong_answer", "off by one") if len(seen) == 4 else None
+    m = T.measure(sb, b, ["3"], repeats=5, max_repeats=8, verify=verify, calibrate=False)
+    assert not m.ok and m.failure == "wrong_answer" and "off by one" in m.reason
+    assert seen[:3] == ["6\n"] * 3 and len(seen) == 4
+    # which side failed, in a comparison; B's own requests (inputs_b) run for B
+    b2 = sb.build("python", {"main.py": "import sys\nprint(int(input()) * 2, sys.argv[1:])\n"})
+    got_b = []
+
+    def verify_b(i, res):
+        got_b.append(res.stdout)
+        return ("wrong_answer", "no") if len(got_b) == 3 else None
+    c = T.compare(sb, b, b2, ["3"], inputs_b=[T.RunRequest(stdin="3", argv=["x"])], repeats=4, max_pairs=6,
+                  verify_b=verify_b, calibrate=False)
+    assert not c.ok and (c.failed, c.failure) == ("b", "wrong_answer")
+    assert got_b[0] == "6 ['x']\n"
+    # a check that raises is the sandbox's failure, not the program's
+    c = T.compare(sb, b, b, ["3"], repeats=4, max_pairs=6, calibrate=False,
+                  verify_a=lambda i, res: 1 / 0)
+    assert not c.ok and (c.failed, c.failure) == ("a", "sandbox_error") and "division" in c.reason
+    with pytest.raises(ValueError):
+        T.compare(sb, b, b, ["3"], inputs_b=["3", "4"], calibrate=False)

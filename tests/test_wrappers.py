@@ -424,6 +424,40 @@ def test_timed_speedup_gates_on_correctness_and_significance(py_task):
     env.close()
 
 
+# right on every hidden test, and fast and wrong on the large perf input
+CHEAT = "import sys\nn = int(sys.stdin.readline())\nprint((n - 1) * n * (2 * n - 1) // 6 if n < 5000 else 0)\n"
+
+
+@pytest.fixture(scope="module")
+def cheat_task(tmp_path_factory):
+    text = PY_TASK.replace("solutions:\n", "solutions:\n  cheat: {expect: wrong_answer, files: {main.py: {file: cheat.py}}}\n")
+    return _write_task(tmp_path_factory.mktemp("tasks"), "sumsq-cheat", text, {**PY_FILES, "cheat.py": CHEAT})
+
+
+def test_a_program_wrong_only_when_timed_earns_nothing(cheat_task):
+    """Reward-hacking probe: without the perf-split check, the timed runs are the only runs
+    of the large input. They are judged too: the wrong, fast program is not correct."""
+    for check_perf in (True, False):
+        env = TimedReward(gym.make("codegym/Suite-v0", tasks=[cheat_task], early_exit=True), mode="speedup",
+                          repeats=4, max_pairs=6, max_noise=0.3, check_perf=check_perf)
+        r, info = _play(env, OracleAgent(solution="cheat"))
+        t = info["timing"]
+        assert info["judge"]["verdict"] == "accepted"  # the env's judge saw only the hidden tests
+        assert r == 0.0 and not t["correct"], t
+        if check_perf:
+            assert t["perf_verdict"] == "wrong_answer"
+        else:
+            assert t["verdict"] == "wrong_answer" and "timed run of the candidate" in t["reason"], t["reason"]
+            assert len(t["comparisons"]) == 1  # not retried: a wrong answer is not noise
+        env.close()
+    staged = StagedReward(gym.make("codegym/Suite-v0", tasks=[cheat_task], early_exit=True), check_perf=False,
+                          repeats=3)
+    r, info = _play(staged, OracleAgent(solution="cheat"))
+    assert info["staged"]["stage"] == "wrong_answer" and "timed_run_failed" in info["staged"], info["staged"]
+    assert r < StageValues().correct
+    staged.close()
+
+
 def test_timed_percentile_and_interpolate_modes(py_task):
     base = gym.make("codegym/Suite-v0", tasks=[py_task], early_exit=True)
     pct = TimedReward(base, mode="percentile", percentiles=[50, 100], repeats=6,

@@ -398,7 +398,8 @@ def _speed_jobs(cfg: EvalConfig, episodes: list[dict[str, Any]]) -> list[tuple[s
 def compare_programs(cfg: EvalConfig, task, ep_a: dict, ep_b: dict, a: str, b: str, seed: int) -> dict[str, Any]:
     """Interleaved comparison of two episodes' final programs: speedup = t(a)/t(b)."""
     from codegym.sandbox import make_sandbox
-    from codegym.wrappers.timed import TimingSettings, Unscorable, calibrated_compare, perf_workload
+    from codegym.wrappers.timed import (TimedRunFailed, TimingSettings, Unscorable, calibrated_compare,
+                                        perf_workload)
 
     t = cfg.timing
     assert t is not None
@@ -413,6 +414,9 @@ def compare_programs(cfg: EvalConfig, task, ep_a: dict, ep_b: dict, a: str, b: s
                                  max_noise=t.max_noise, retries=t.retries, seed=seed)
         out.update(speedup=rec.speedup, ci=list(rec.ci) if rec.ci else None, significant=rec.significant,
                    identical=rec.identical, n_pairs=rec.n_pairs)
+    except TimedRunFailed as e:  # b's run failed (a's failure is reported as Unscorable)
+        out["reason"] = f"{b}: {e}"
+        out["failed"] = {"agent": b, "status": e.status}
     except Unscorable as e:
         out["reason"] = str(e)
     return out

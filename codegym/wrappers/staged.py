@@ -36,10 +36,10 @@ from typing import Any, Mapping
 
 import gymnasium as gym
 
-from codegym.wrappers.timed import (TimingSettings, Unscorable, baseline_name, check_perf_split,
-                                    is_final, measure_workload, measurement_value, merge_reports,
-                                    perf_workload, recorded_runtimes, reference_name, set_component,
-                                    solution_measurement)
+from codegym.wrappers.timed import (TimedRunFailed, TimingSettings, Unscorable, baseline_name,
+                                    check_perf_split, is_final, measure_workload, measurement_value,
+                                    merge_reports, perf_workload, recorded_runtimes, reference_name,
+                                    set_component, solution_measurement)
 
 STAGES = ("no_code", "compile_error", "runtime_error", "wrong_answer", "correct", "sandbox_error")
 #: case statuses that mean "it ran but crashed or ran out of a resource"
@@ -264,13 +264,22 @@ class StagedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         language = info.get("language") or base.language
         if report.get("verdict") == "accepted" and self.check_perf:
             report = merge_reports(report, check_perf_split(self.env, report, files, language))
-        times, reason = None, ""
+        times, reason, failed_run = None, "", None
         if report.get("verdict") == "accepted" and self.timed:
             try:
                 times = self.times(base.task, report, files, language)
+            except TimedRunFailed as e:  # a timed run answered wrongly: that case failed
+                failed_run = str(e)
+                report = dict(report)
+                total = int(report.get("total") or 0)
+                passed = max(0, min(int(report.get("passed") or 0), total) - 1)
+                report.update(verdict=e.status, stage="ran", passed=passed, message=failed_run,
+                              progress=0.5 + 0.5 * passed / total if total else 0.5)
             except Unscorable as e:
                 reason = f"speed not scored: {e}"
         reward, details = staged_reward(report, times, self.values, self.noise_gate)
+        if failed_run:
+            details["timed_run_failed"] = failed_run
         details["times"] = times.to_dict() if times is not None else None
         details["scorable"] = details["stage"] != "sandbox_error" and not reason
         details["reason"] = reason or ("the judge failed (sandbox_error): not a verdict"

@@ -4,8 +4,11 @@ This module owns the timed reward and the performance measurements the reward
 wrappers share (`StagedReward` uses them too):
 
 - `TimedReward`: the wrapper (modes ``speedup``, ``percentile``, ``interpolate``).
-- `perf_workload(task, files, language, sandbox)`: the build and inputs that time one
-  program on a task's perf split (what `codegym.judge` measures with ``timing=True``).
+- `perf_workload(task, files, language, sandbox)`: the runs that time one program on a
+  task's perf split and the check of their outputs (`codegym.judge.perf_runs`, what
+  `codegym.judge` measures with ``timing=True``).
+- `TimedRunFailed`: raised when a timed run of the candidate answers wrongly or does not
+  end ok; the wrappers score the program as incorrect.
 - `solution_files(task, name)`, `solution_measurement(...)` (cached per sandbox, task
   content hash, solution and settings: a task's solutions never change under one hash),
   `recorded_runtimes(task)` and `runtime_distribution(...)`: the task's runtime
@@ -57,6 +60,22 @@ class Unscorable(Exception):
         self.lower_bound: float | None = None
 
 
+class TimedRunFailed(Exception):
+    """A timed run of a program failed: its output was wrong, or it did not end ok (see
+    `codegym.judge.perf_runs`). Not noise: the program is not correct on that run, and
+    the wrappers score it as incorrect. `status` is the run's case status
+    (wrong_answer, runtime_error, timeout, ...); `which` names the program."""
+
+    def __init__(self, status: str, message: str, which: str = "candidate",
+                 record: "ComparisonRecord | None" = None):
+        super().__init__(f"a timed run of the {which} failed ({status}): {message}")
+        self.status, self.which, self.record = status, which, record
+
+
+#: failures of a timed run that are the program's own (sandbox_error is not)
+PROGRAM_FAILURES = ("wrong_answer", "runtime_error", "timeout", "memory_limit", "output_limit")
+
+
 def lower_bound_score(rec: "ComparisonRecord | None", score_at: Callable[[float], float]) -> float | None:
     """The score at the lower end of a (too noisy) comparison's speedup interval: 0
     unless the speedup is significant, never more than any point of the interval."""
@@ -73,20 +92,23 @@ def lower_bound_score(rec: "ComparisonRecord | None", score_at: Callable[[float]
 
 @dataclass
 class PerfWorkload:
-    """What timing one program on a task's perf split runs: a build and its inputs.
+    """What timing one program on a task's perf split runs: a build and its inputs, and
+    the check of every timed run's output (`codegym.judge.perf_runs`).
 
     A sample (see `codegym.timing.measure`) is one pass of `build` over `inputs`.
-    `key` is the build's content key: two workloads with equal keys time the same program.
+    `key` is the program's content key: two workloads with equal keys time the same program.
     """
 
     language: str
     build: Any
     inputs: list
     limits: Any
+    verify: Any = None
+    files_key: str = ""
 
     @property
     def key(self) -> str:
-        return f"{self.language}:{getattr(self.build, 'key', id(self.build))}"
+        return f"{self.language}:{getattr(self.build, 'key', id(self.build))}:{self.files_key}"
 
 
 def solution_files(task, name: str | None) -> tuple[str, dict[str, str]]:
@@ -111,13 +133,13 @@ def reference_name(task) -> str | None:
 
 
 def perf_workload(task, files: Mapping[str, Any], language: str, sandbox) -> PerfWorkload:
-    """The build and inputs that time `files` on the task's perf split (hidden split if it
-    has no perf cases), as `codegym.judge` builds them for ``timing=True``.
+    """The build, inputs and output check that time `files` on the task's perf split
+    (hidden split if it has no perf cases), launched as `codegym.judge` runs the cases
+    (`codegym.judge.perf_runs`: a program cannot tell a timed run from a judged one).
 
     Raises `Unscorable` for task kinds that have no timed form (script, repo) or a build
     that fails."""
-    from codegym import harness
-    from codegym.sandbox import RunRequest
+    from codegym.judge import perf_runs
     from codegym.testgen import TestgenError, materialize
 
     split = "perf" if task.cases("perf") else "hidden"
@@ -127,27 +149,15 @@ def perf_workload(task, files: Mapping[str, Any], language: str, sandbox) -> Per
         raise Unscorable(f"perf tests could not be materialised: {e}") from e
     if not cases:
         raise Unscorable("the task has no perf or hidden cases to time")
-    lim = task.limits
-    if task.kind == "stdio":
-        build = sandbox.build(language, dict(files))
-        inputs = [RunRequest(stdin=c.stdin or "",
-                             limits=lim.replace(time_s=c.time_s) if c.time_s else None) for c in cases]
-    elif task.kind == "function":
-        main_file = task.main_file_for(language) or "main.py"
-        build = sandbox.build("python", harness.driver_files(harness.FUNCTION_DRIVER, dict(files)))
-        body = harness.function_request(
-            harness.new_nonce(), main_file, task.entry_point,
-            [(i, list(c.args or []), dict(c.kwargs or {}), lim.time_s, lim.wall())
-             for i, c in enumerate(cases)], import_time=lim.time_s, stop_on_error=True)
-        n = len(cases) + 1
-        inputs = [RunRequest(stdin=body, limits=lim.replace(time_s=lim.time_s * n, wall_s=lim.wall() * n))]
-        language = "python"
-    else:
-        raise Unscorable(f"timing is not supported for {task.kind} tasks")
-    if not build.ok:
-        res = build.result
+    try:
+        runs = perf_runs(task, files, sandbox, language, cases)
+    except ValueError as e:
+        raise Unscorable(str(e)) from e
+    if not runs.build.ok:
+        res = runs.build.result
         raise Unscorable(f"the program does not build: {(res.message if res else '') or 'build failed'}")
-    return PerfWorkload(language=language, build=build, inputs=inputs, limits=lim)
+    return PerfWorkload(language=runs.language, build=runs.build, inputs=runs.inputs, limits=runs.limits,
+                        verify=runs.verify, files_key=runs.files_key)
 
 
 # =========================================================================== settings
@@ -223,16 +233,21 @@ def _cached(sandbox, key: tuple, compute):
         return hit
 
 
-def measure_workload(sandbox, wl: PerfWorkload, settings: TimingSettings, metric: str):
-    """`codegym.timing.measure` of a workload with `settings`; raises `Unscorable`."""
+def measure_workload(sandbox, wl: PerfWorkload, settings: TimingSettings, metric: str,
+                     which: str = "candidate"):
+    """`codegym.timing.measure` of a workload with `settings`; raises `Unscorable`, or
+    `TimedRunFailed` when a run of the program (`which`) failed."""
     from codegym import timing
     try:
         m = timing.measure(sandbox, wl.build, wl.inputs, metric=metric, warmups=settings.warmups,
                            repeats=settings.repeats, max_repeats=max(settings.repeats, settings.max_pairs),
-                           budget_s=settings.budget_s, limits=wl.limits, min_of=settings.min_of)
+                           budget_s=settings.budget_s, limits=wl.limits, min_of=settings.min_of,
+                           verify=wl.verify)
     except ValueError as e:  # UnsupportedMetricError
         raise Unscorable(str(e)) from e
     if not m.ok:
+        if m.failure in PROGRAM_FAILURES:
+            raise TimedRunFailed(m.failure, m.reason, which)
         raise Unscorable(f"measurement failed: {m.reason}")
     return m
 
@@ -246,7 +261,11 @@ def solution_measurement(task, name: str, sandbox, settings: TimingSettings | No
 
     def compute():
         lang, files = solution_files(task, name)
-        return measure_workload(sandbox, perf_workload(task, files, lang, sandbox), settings, metric)
+        try:
+            return measure_workload(sandbox, perf_workload(task, files, lang, sandbox), settings, metric,
+                                    which=f"task's {name!r} solution")
+        except TimedRunFailed as e:  # the task's own solution: a broken task, not a verdict
+            raise Unscorable(str(e)) from e
 
     return _cached(sandbox, key, compute)
 
@@ -407,8 +426,11 @@ def calibrated_compare(sandbox, comparand: PerfWorkload, candidate: PerfWorkload
     `score_at(s)`, differs by more than `max_score_span` between the two ends of the
     speedup's interval (a 100x speedup known to +-15 % still earns the capped score; a
     speedup whose interval straddles a decision does not). A too noisy comparison, or
-    one whose runs failed, is repeated up to `retries` times; if it stays so,
-    `Unscorable` is raised (with the last comparison as its `record`).
+    one whose runs failed for the sandbox's reasons, is repeated up to `retries` times; if
+    it stays so, `Unscorable` is raised (with the last comparison as its `record`). Every
+    timed run's output is checked (the workloads' `verify`): a run of the candidate that
+    answers wrongly or does not end ok raises `TimedRunFailed` at once (the comparand's:
+    `Unscorable`, the task is broken).
     With `skip_identical`, a candidate whose build is the comparand's is not measured: its
     speedup is exactly 1 (the same program cannot be faster than itself)."""
     from codegym import timing
@@ -421,15 +443,23 @@ def calibrated_compare(sandbox, comparand: PerfWorkload, candidate: PerfWorkload
     for attempt in range(1 + max(0, retries)):
         rec.attempts = attempt + 1
         try:
-            cmp = timing.compare(sandbox, comparand.build, candidate.build, candidate.inputs,
+            cmp = timing.compare(sandbox, comparand.build, candidate.build, comparand.inputs,
                                  metric=metric, warmups=settings.warmups, repeats=settings.repeats,
                                  max_pairs=max(settings.repeats, settings.max_pairs),
                                  budget_s=settings.budget_s, limits=candidate.limits,
                                  alpha=settings.alpha, min_effect=settings.min_effect,
-                                 min_of=settings.min_of, seed=seed + attempt)
+                                 min_of=settings.min_of, seed=seed + attempt,
+                                 verify_a=comparand.verify, verify_b=candidate.verify,
+                                 inputs_b=candidate.inputs)
         except ValueError as e:  # UnsupportedMetricError
             raise Unscorable(str(e)) from e
         if not cmp.ok:
+            if cmp.failure in PROGRAM_FAILURES:
+                # a program's own failure is not noise: never retried, never averaged away
+                rec.elapsed_s = time.monotonic() - t0
+                if cmp.failed == "b":
+                    raise TimedRunFailed(cmp.failure, cmp.reason, "candidate", rec)
+                raise Unscorable(f"a timed run of the {against} failed ({cmp.failure}): {cmp.reason}", rec)
             reason = f"comparison with the {against} failed: {cmp.reason}"
             continue
         noise = _log_noise(cmp.ci)
@@ -531,7 +561,8 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     On the step that submits, with the hidden report in ``info["judge"]``::
 
-        not correct (hidden or perf split fails)  ->  fail_reward            (default 0)
+        not correct (hidden or perf split fails,  ->  fail_reward            (default 0)
+          or a timed run answers wrongly)
         correct, speed scorable                   ->  correct_reward + speed_weight * S
         correct, speed unscorable (too noisy)     ->  correct_reward + speed_weight * S_lo
                                                       (or unscorable_reward when set)
@@ -570,6 +601,13 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
     (``sandbox_error``) earns `unscorable_reward` if set, else `fail_reward`.
     ``metric="instructions"`` (valgrind; compiled languages only) makes the reward
     exactly repeatable, for tests and ``check_env``.
+
+    Timed runs are judged runs too: they are launched as the judge launches the cases
+    (the program cannot tell them apart) and each one's output is checked against the
+    case (`codegym.judge.perf_runs`). A timed run of the candidate that answers wrongly
+    or does not end ok makes it incorrect: `fail_reward`, ``info["timing"]["correct"]``
+    False and ``["verdict"]`` the run's status -- a program cannot buy speed with wrong
+    answers it gives only when timed.
 
     Defaults: speedup over the baseline, log transform, cap 10 (a 10x speedup earns the
     full score), correct_reward 1, speed_weight 1 (rewards in {0} and [1, 2]); the
@@ -690,6 +728,10 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         out["correct"] = True
         try:
             score = self._speed(task, files, language, metric, out)
+        except TimedRunFailed as e:  # answered wrongly (or crashed) when timed: not correct
+            out.update(correct=False, verdict=e.status, reason=str(e))
+            out["elapsed_s"] = time.monotonic() - t0
+            return self.fail_reward, out
         except Unscorable as e:
             out.update(scorable=False, reason=str(e))
             out["elapsed_s"] = time.monotonic() - t0
@@ -719,6 +761,10 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
                                      retries=self.retries, skip_identical=self.skip_identical,
                                      seed=self.seed + self._episodes, score_at=score_at,
                                      max_score_span=self.max_score_span)
+        except TimedRunFailed as e:
+            if e.record is not None:
+                out["comparisons"].append(e.record.to_dict())
+            raise
         except Unscorable as e:
             if e.record is not None:  # the samples of an unscorable comparison are kept too
                 out["comparisons"].append(e.record.to_dict())
