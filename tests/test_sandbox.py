@@ -125,6 +125,24 @@ def test_cpu_time_limit(sb):
     assert r.cpu_s > 0.5
 
 
+def test_cpu_of_children_the_program_never_waits_for_counts(sb):
+    """A program must not hide its work (and so fake a speedup) in a child it never reaps:
+    the run's CPU is that of every process of the run, reaped by the supervisor or not."""
+    work = "s = 0\nfor i in range(1_500_000):\n    s += i * i\nprint(s, flush=True)\n"
+    hidden = ("import os\nr, w = os.pipe()\nif os.fork() == 0:\n"
+              + "".join("    " + line + "\n" for line in work.splitlines())
+              + "    os.write(w, b'x')\n    os._exit(0)\nos.read(r, 1)\n")
+    still_running = ("import os, time\nr, w = os.pipe()\nif os.fork() == 0:\n"
+                     "    while time.process_time() < 0.1: pass\n    os.write(w, b'x')\n    while True: pass\n"
+                     "os.read(r, 1)\n")
+    honest = py(sb, work, time_s=5)
+    tricky = py(sb, hidden, time_s=5)
+    assert honest.status == tricky.status == "ok" and tricky.stdout == honest.stdout
+    assert tricky.cpu_s > 0.6 * honest.cpu_s, (tricky.cpu_s, honest.cpu_s)
+    orphan = py(sb, still_running, time_s=5)  # a child still spinning when the program exits
+    assert orphan.status == "ok" and orphan.cpu_s >= 0.1, orphan.cpu_s
+
+
 def test_wall_time_limit(sb):
     t = time.monotonic()
     r = py(sb, "import time\ntime.sleep(60)", time_s=1, wall_s=0.5)

@@ -25,7 +25,9 @@ One execution at a time:
    deadline, sample the total resident memory of the program's processes,
    ``wait4`` the child for its exit status and rusage;
 5. kill every other process of the slot (``kill(-1, SIGKILL)`` as PID 1 of the
-   namespace, or as the slot's own uid), reap, collect requested files
+   namespace, or as the slot's own uid), reap them with their rusage (the
+   run's CPU time is that of all its processes: work hidden in a child the
+   program never waits for still counts), collect requested files
    (compiler output), wipe the run directory and the private /tmp;
 6. answer with one frame: raw facts (exit code, signal, CPU, RSS, why it was
    killed) plus the captured bytes.  Verdicts are decided by the host, which
@@ -804,7 +806,9 @@ class Server:
         os.dup2(self.null_rw, 0)
         os.dup2(self.null_rw, 1)
         os.dup2(self.stderr_fd, 2)
-        self.kill_everything()
+        # the CPU of every other process of the run counts too: a program must not hide
+        # its work in a child it never waits for (nor in one still running at its exit)
+        other_cpu, other_rss = self.kill_everything()
         # every writer is dead now: drain what is left in the pipes
         for fd in (out_r, err_r):
             if self.drain(fd, bufs[fd], cap):
@@ -826,9 +830,9 @@ class Server:
             "op": "result",
             "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
             "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-            "cpu_s": rusage.ru_utime + rusage.ru_stime,
+            "cpu_s": rusage.ru_utime + rusage.ru_stime + other_cpu,
             "wall_s": end - start,
-            "maxrss_kb": max(rusage.ru_maxrss, peak // 1024),
+            "maxrss_kb": max(rusage.ru_maxrss, other_rss, peak // 1024),
             "killed": killed,
             "out_trunc": trunc[out_r],
             "err_trunc": trunc[err_r],
@@ -1029,8 +1033,16 @@ class Server:
         except OSError:
             return []
 
-    def kill_everything(self) -> None:
-        """Kill and reap every process of the slot except this one."""
+    def kill_everything(self) -> tuple[float, int]:
+        """Kill and reap every process of the slot except this one; returns the CPU
+        seconds (user + system, their reaped descendants included) and the largest
+        max RSS (KiB) of the processes reaped."""
+        cpu, rss = 0.0, 0
+
+        def reaped(ru) -> None:
+            nonlocal cpu, rss
+            cpu += ru.ru_utime + ru.ru_stime
+            rss = max(rss, ru.ru_maxrss)
         if self.kill_all:
             while True:
                 try:
@@ -1038,9 +1050,9 @@ class Server:
                 except OSError:
                     pass
                 try:
-                    os.waitpid(-1, 0)
+                    reaped(os.wait4(-1, 0)[2])
                 except ChildProcessError:
-                    return
+                    return cpu, rss
                 except InterruptedError:
                     continue
         # shared uid (rlimits mode without root): we are a subreaper, so every
@@ -1060,15 +1072,18 @@ class Server:
                     pass
             for k in kids:
                 try:
-                    os.waitpid(k, 0)
+                    reaped(os.wait4(k, 0)[2])
                 except ChildProcessError:
                     pass
         while True:
             try:
-                if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                    break
+                pid, _, ru = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
                 break
+            if pid == 0:
+                break
+            reaped(ru)
+        return cpu, rss
 
 
 def main() -> None:
