@@ -72,10 +72,16 @@ Grading (SWE-bench's harness, hardened):
    them that the base does not have are removed). Edits to tests cannot grade.
 3. Hidden split only: the test patch is applied (public feedback never sees the
    new tests).
+   The test runner's hooks and configuration are restored the same way: every
+   ``conftest.py`` (added ones removed: a hook can turn every report into a pass),
+   and a ``pytest.ini`` / ``.pytest.ini`` / ``tox.ini`` / ``setup.cfg`` /
+   ``pyproject.toml`` whose pytest settings changed in a way that can load code or
+   change collection (``addopts = -p plugin``, ``pythonpath``, ...; warning filters,
+   markers and logging settings stay the candidate's) -- the whole file.
 4. Files the candidate added that would run before or around the tests are dropped
-   (``conftest.py``, ``sitecustomize.py``, ``usercustomize.py``, ``*.pth``, and a
-   top-level module or package named like a standard-library module, e.g. a
-   ``unittest.py`` that would replace the runner); the report says so.
+   (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``, and a top-level module or
+   package named like a standard-library module, e.g. a ``unittest.py`` that would
+   replace the runner); the report says so.
 5. The setup commands and the test command run in the sandbox (the tree copied
    into a fresh run directory; nothing of it enters the build store).
 6. A listed test passes only with an explicit pass in the report; skipped, errored,
@@ -552,7 +558,7 @@ def apply_patch(files: Mapping[str, str | None], patch: str) -> dict[str, str | 
 # =========================================================================== grading tree
 
 
-_HIJACK_NAMES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py"})
+_HIJACK_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
 _LIFECYCLE = frozenset({"setUpClass", "tearDownClass", "setUpModule", "tearDownModule"})
 
 
@@ -607,7 +613,50 @@ def restore_paths(task, base: Mapping[str, Any], tree: Mapping[str, Any]) -> set
         for p in set(base) | set(tree):
             if any(fnmatch.fnmatchcase(p, g) for g in data.test_files):
                 out.add(p)
+    # the test runner's own hooks and configuration: every conftest.py (a hook can turn
+    # every report into a pass), and a pytest section that changed in a way that can
+    # load code or change what is collected (addopts = -p plugin, pythonpath, ...)
+    for p in set(base) | set(tree):
+        name = p.rsplit("/", 1)[-1]
+        if name == "conftest.py":
+            out.add(p)
+        elif name in _RUNNER_CONFIGS and _pytest_section(tree.get(p), name) != _pytest_section(base.get(p), name):
+            out.add(p)
     return out
+
+
+#: files that may configure pytest, and how to read them
+_RUNNER_CONFIGS = {"pytest.ini": "ini", ".pytest.ini": "ini", "tox.ini": "ini", "setup.cfg": "ini",
+                   "pyproject.toml": "toml"}
+#: pytest settings that cannot make a failing test pass (their changes are the candidate's)
+_BENIGN_PYTEST_KEYS = frozenset({"filterwarnings", "markers", "minversion", "doctest_optionflags",
+                                 "junit_family", "junit_suite_name", "junit_logging", "log_cli",
+                                 "log_cli_level", "log_cli_format", "log_level", "log_format",
+                                 "log_date_format", "console_output_style", "empty_parameter_set_mark"})
+
+
+def _pytest_section(content: str | bytes | None, name: str):
+    """The pytest settings of a configuration file that are not `_BENIGN_PYTEST_KEYS`
+    (None when it has none; unparseable content is returned as is, so any change to
+    it counts)."""
+    if content is None:
+        return None
+    text = content.decode("utf-8", "surrogateescape") if isinstance(content, bytes) else content
+    try:
+        if _RUNNER_CONFIGS[name] == "toml":
+            import tomllib
+            secs = tomllib.loads(text).get("tool", {}).get("pytest", {})
+            secs = secs.get("ini_options", secs) if isinstance(secs, dict) else secs
+        else:
+            import configparser
+            cp = configparser.RawConfigParser(strict=False, interpolation=None)
+            cp.read_string(text)
+            secs = {k: v for sec in ("pytest", "tool:pytest") if cp.has_section(sec) for k, v in cp.items(sec)}
+        if isinstance(secs, dict):
+            secs = {k: v for k, v in secs.items() if k not in _BENIGN_PYTEST_KEYS}
+        return json.dumps(secs, sort_keys=True, default=str) if secs else None
+    except Exception:  # noqa: BLE001 -- unreadable config: compare the raw text
+        return text
 
 
 def _as_bytes(v: str | bytes) -> bytes:

@@ -137,6 +137,47 @@ def test_files_that_hijack_the_runner_are_dropped(sb):
     assert "dropped" in g.report.cases[0].message
 
 
+def test_the_runners_configuration_and_hooks_are_graded_as_the_task_has_them(tmp_path):
+    """conftest.py hooks and pytest configuration (addopts = -p plugin) can turn failing
+    tests into passes: they are restored to the base (added ones removed); a setup.cfg or
+    pyproject.toml is restored only when its pytest section changed."""
+    repo = tmp_path / "repo"
+    shutil.copytree(Path(SUITE.get(CENTS).source_path).parent / "centsplit-lost-cent" / "repo", repo)
+    (repo / "conftest.py").write_text("collect_ignore = []\n")
+    (repo / "setup.cfg").write_text("[metadata]\nname = centsplit\n\n[tool:pytest]\ntestpaths = tests\n")
+    (repo / "pyproject.toml").write_text('[project]\nname = "centsplit"\n\n[tool.pytest.ini_options]\nminversion = "7"\n')
+    task = _repo_task(str(repo))
+    base = swe.base_tree(task).files
+    force_pass = ("import pytest\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+                  "    out = yield\n    out.get_result().outcome = 'passed'\n")
+    hijack = {"conftest.py": force_pass, "tests/conftest.py": force_pass, "pytest.ini": "[pytest]\naddopts = -p evil\n",
+              "evil.py": force_pass, "tox.ini": "[pytest]\naddopts = -p evil\n",
+              "setup.cfg": base["setup.cfg"].replace("testpaths = tests", "addopts = -p evil"),
+              "pyproject.toml": base["pyproject.toml"] + 'addopts = "-p evil"\n'}
+    tree, notes = swe.grading_tree(task, hijack, "hidden")
+    for p in ("conftest.py", "setup.cfg", "pyproject.toml"):
+        assert tree[p] == base[p], p
+    assert not {"tests/conftest.py", "pytest.ini", "tox.ini"} & set(tree)
+    assert tree["evil.py"] == force_pass  # a plain module: harmless once nothing loads it
+    assert any("restored" in n and "conftest.py" in n for n in notes), notes
+    # changes outside the pytest sections, or to settings that cannot pass a test, are the
+    # candidate's to make
+    legit = {"setup.cfg": base["setup.cfg"].replace("name = centsplit", "name = centsplit2")
+             + "filterwarnings =\n    ignore::DeprecationWarning\n",
+             "pyproject.toml": base["pyproject.toml"].replace('name = "centsplit"', 'name = "centsplit2"'),
+             "tox.ini": "[tox]\nenvlist = py311\n\n[pytest]\nmarkers =\n    slow: slow tests\n"}
+    tree, _ = swe.grading_tree(task, legit, "hidden")
+    for p, c in legit.items():
+        assert tree[p] == c, p
+    # a pytest section added where the base had none is a change too
+    (repo / "pyproject.toml").unlink()
+    task2 = _repo_task(str(repo))
+    tree, _ = swe.grading_tree(task2, {"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-p evil"\n'}, "hidden")
+    assert "pyproject.toml" not in tree
+    tree, _ = swe.grading_tree(task2, {"pyproject.toml": '[project]\nname = "x"\n'}, "hidden")
+    assert tree["pyproject.toml"] == '[project]\nname = "x"\n'
+
+
 def test_syntax_error_or_crash_is_a_failure_not_a_pass(sb):
     task = SUITE.get(CENTS)
     # the package does not import: the test modules are reported as import errors
