@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import json
 import math
 import re
 import time
@@ -862,6 +863,7 @@ def perf_runs(task, files: Mapping[str, Any], sandbox, language: str | None = No
                              limits=lim.replace(time_s=sum(_case_limits(task, c).time_s for c in cases) + lim.time_s,
                                                 wall_s=lim.wall() * n))]
         vcheckers: dict[int, Any] = {}
+        vseen: dict[tuple[int, bytes], str | None] = {}
         lang = "python"
 
         def verify(i: int, res) -> tuple[str, str] | None:
@@ -879,18 +881,27 @@ def perf_runs(task, files: Mapping[str, Any], sandbox, language: str | None = No
                     status = st if st in ("runtime_error", "timeout", "memory_limit", "output_limit") \
                         else "runtime_error"
                     return _reject(runs, k, case, status, str(fr.get("e", ""))[:MESSAGE_MAX])
-                try:
-                    got = harness.decode_value(fr.get("v"))
-                except (harness.DecodeError, ValueError, TypeError, KeyError, RecursionError) as e:
-                    return _reject(runs, k, case, "wrong_answer", f"undecodable return value: {e}")
-                spec = case.checker if case.checker is not None else task.checker
+                raw = fr.get("v")
+                key = (k, hashlib.blake2b(json.dumps(raw, sort_keys=True).encode(), digest_size=16).digest())
                 with lock:
-                    vc = vcheckers.get(id(spec))
-                    if vc is None:
-                        vc = vcheckers[id(spec)] = make_value_checker(spec)
-                r = vc.check_value(case.expected, got)
-                if not r.ok:
-                    return _reject(runs, k, case, "wrong_answer", r.message or r.diff or "wrong answer")
+                    wrong = vseen.get(key, False)
+                if wrong is False:  # not seen yet: decode and compare (identical values once)
+                    try:
+                        got = harness.decode_value(raw)
+                    except (harness.DecodeError, ValueError, TypeError, KeyError, RecursionError) as e:
+                        wrong = f"undecodable return value: {e}"
+                    else:
+                        spec = case.checker if case.checker is not None else task.checker
+                        with lock:
+                            vc = vcheckers.get(id(spec))
+                            if vc is None:
+                                vc = vcheckers[id(spec)] = make_value_checker(spec)
+                        r = vc.check_value(case.expected, got)
+                        wrong = None if r.ok else (r.message or r.diff or "wrong answer")
+                    with lock:
+                        vseen[key] = wrong
+                if wrong is not None:
+                    return _reject(runs, k, case, "wrong_answer", wrong)
             return None
     else:
         raise ValueError(f"timing is not supported for {task.kind} tasks")
