@@ -35,8 +35,9 @@ One execution at a time:
 
 Protection that lives here (the rest is bubblewrap and rlimits): the server
 is not dumpable (same-uid children cannot ptrace it or open /proc/1/fd/*), it
-ignores SIGINT, its protocol descriptors are closed in every child, and the
-server holds no secrets (expected outputs never leave the host).
+ignores SIGINT, its protocol descriptors are closed in every child, every
+child applies the seccomp filter (`SeccompFilter`) before the program runs,
+and the server holds no secrets (expected outputs never leave the host).
 """
 
 from __future__ import annotations
@@ -176,13 +177,15 @@ def _prctl(option: int, value: int) -> None:
 
 #: syscalls a program must not use, by architecture: kernel objects that outlive the
 #: program's processes (keyrings, System V IPC, POSIX message queues) would let one
-#: execution leave state for the next; io_uring, bpf and userfaultfd are attack surface
+#: execution leave state for the next; io_uring, bpf and userfaultfd are attack surface;
+#: memfd_create (ENOSYS, so runtimes fall back) makes memory that no process maps, so
+#: neither the address-space limit nor the resident-memory sampling would see it
 _SECCOMP_BLOCK = {
     # AUDIT_ARCH: (x32 bit or None, {nr: errno})
     "x86_64": (0xC000003E, 0x40000000, {248: 1, 249: 1, 250: 1, 29: 1, 64: 1, 68: 1, 240: 1,
-                                        321: 1, 323: 1, 425: 38, 426: 38, 427: 38}),
+                                        321: 1, 323: 1, 425: 38, 426: 38, 427: 38, 319: 38}),
     "aarch64": (0xC00000B7, None, {217: 1, 218: 1, 219: 1, 194: 1, 190: 1, 186: 1, 180: 1,
-                                   280: 1, 282: 1, 425: 38, 426: 38, 427: 38}),
+                                   280: 1, 282: 1, 425: 38, 426: 38, 427: 38, 279: 38}),
 }
 
 
@@ -213,23 +216,51 @@ def _seccomp_program(machine: str) -> bytes | None:
     return b"".join(out)
 
 
-def install_seccomp() -> bool:
-    """Apply the filter to this process (and so to every program it forks)."""
+class SeccompFilter:
+    """The programs' filter (`_seccomp_program`), prepared once in the server and applied
+    in every forked child before the program runs. The server itself stays unfiltered:
+    it makes each run's stdin memfd, which programs may not."""
+
+    def __init__(self, prog: bytes):
+        import ctypes
+
+        class FProg(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+        self._buf = ctypes.create_string_buffer(prog)
+        self._fprog = FProg(len(prog) // 8, ctypes.addressof(self._buf))
+        self._addr = ctypes.addressof(self._fprog)
+        fn = ctypes.CDLL(None).prctl
+        fn.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+        fn.restype = ctypes.c_int
+        self._prctl = fn
+
+    def apply(self) -> bool:
+        """Filter this process (a forked child) and everything it starts."""
+        return self._prctl(22, 2, self._addr, 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+
+
+def prepare_seccomp() -> SeccompFilter | None:
+    """The filter for this machine, None when it cannot be applied here. Sets
+    no_new_privs on this process (inherited by every child; required by the filter),
+    and applies the filter once in a throwaway child to know it works."""
     import ctypes
     import platform
     prog = _seccomp_program(platform.machine())
     if prog is None:
-        return False
-
-    class FProg(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-    buf = ctypes.create_string_buffer(prog)
-    fprog = FProg(len(prog) // 8, ctypes.addressof(buf))
-    libc = ctypes.CDLL(None, use_errno=True)
+        return None
+    libc = ctypes.CDLL(None)
     libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
     if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
-        return False
-    return libc.prctl(22, 2, ctypes.addressof(fprog), 0, 0) == 0  # PR_SET_SECCOMP, FILTER
+        return None
+    flt = SeccompFilter(prog)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os._exit(0 if flt.apply() and os.getpid() > 0 else 1)
+        finally:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    return flt if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else None
 
 
 def _safe_rel(path: str) -> str:
@@ -571,9 +602,10 @@ class Server:
         rlimit_plan({"fsize": 1, "stack": 1, "nofile": 1, "nproc": 1, "as": 1})  # caches hard limits
         self.streams = self.make_streams()
         try:
-            self.seccomp = install_seccomp()
+            self.filter = prepare_seccomp()
         except Exception:
-            self.seccomp = False
+            self.filter = None
+        self.seccomp = self.filter is not None
         import gc
         gc.collect()
         gc.freeze()  # keep the warm heap shared copy-on-write with children
@@ -946,6 +978,8 @@ class Server:
             # SIGINT stays ignored (as in the server): resetting it costs every run ~0.1 ms
             apply_rlimits(plan)
             _prctl(PR_SET_DUMPABLE, 1)  # the program's own /proc entries stay readable to it
+            if self.filter is not None and not self.filter.apply():
+                raise OSError("the seccomp filter could not be applied")
             if self.reseed is not None:  # the program's forks reseed `random`, as in CPython
                 os.register_at_fork(after_in_child=self.reseed)
             path, argv, code, loader = prep
@@ -956,6 +990,9 @@ class Server:
         for s in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT):
             signal.signal(s, signal.SIG_DFL)
         apply_rlimits(plan)
+        if self.filter is not None and not self.filter.apply():
+            os.write(x_w, b"the seccomp filter could not be applied")
+            return 127
         try:
             os.execvpe(argv[0], argv, env)
         except OSError as e:
