@@ -87,11 +87,16 @@ PREIMPORT = ("collections", "itertools", "heapq", "bisect", "math", "functools",
 
 # --------------------------------------------------------------------------- frames
 
+#: one encoder for every frame (``json.dumps`` with separators builds a new one per call;
+#: headers are plain trees, never circular)
+_encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+
+
 def pack_frame(header: dict, blobs: list[bytes] | tuple = ()) -> list[bytes]:
     """Encode one frame as a list of buffers (for writev)."""
     header = dict(header)
     header["blobs"] = [len(b) for b in blobs]
-    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw = _encode(header).encode()
     if len(raw) > MAX_HEADER:
         raise ValueError("frame header too large")
     return [HEADER.pack(MAGIC, len(raw)) + raw, *blobs]
