@@ -792,12 +792,13 @@ def perf_runs(task, files: Mapping[str, Any], sandbox, language: str | None = No
     """The runs that time `files` on `cases` (default: the task's perf split, or its hidden
     split when it has no perf cases), and a verifier of their outputs.
 
-    The runs are launched exactly as `judge` runs the cases (Python stdio programs
-    through the launcher with their files as extra files, function tasks through the
-    driver), so a program cannot tell a timed run from a judged one; and every timed
-    run's output is checked with the case's checker (stdio; identical outputs are
-    checked once) or the driver's values against the expected ones (function), so
-    a program that answers wrongly when timed is caught whatever it detects.
+    The runs are launched as `judge` launches the cases (stdio: the same request per
+    case, Python programs through the launcher with their files as extra files, so a
+    timed run cannot be told from a judged one; function tasks: the same driver, with
+    every case in one run), and every timed run's output is checked with the case's
+    checker (stdio) or the driver's values against the expected ones (function;
+    identical outputs are checked once): a program that answers wrongly when timed is
+    caught, whatever it detects.
     `build` reuses the judge's build of the program. Raises ValueError for kinds without
     a timed form (script, repo)."""
     import hashlib

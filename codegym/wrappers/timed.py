@@ -134,8 +134,8 @@ def reference_name(task) -> str | None:
 
 def perf_workload(task, files: Mapping[str, Any], language: str, sandbox) -> PerfWorkload:
     """The build, inputs and output check that time `files` on the task's perf split
-    (hidden split if it has no perf cases), launched as `codegym.judge` runs the cases
-    (`codegym.judge.perf_runs`: a program cannot tell a timed run from a judged one).
+    (hidden split if it has no perf cases), launched as `codegym.judge` launches the
+    cases, every timed output checked (`codegym.judge.perf_runs`).
 
     Raises `Unscorable` for task kinds that have no timed form (script, repo) or a build
     that fails."""
@@ -603,8 +603,8 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
     exactly repeatable, for tests and ``check_env``.
 
     Timed runs are judged runs too: they are launched as the judge launches the cases
-    (the program cannot tell them apart) and each one's output is checked against the
-    case (`codegym.judge.perf_runs`). A timed run of the candidate that answers wrongly
+    (a stdio program cannot tell them apart) and each one's output is checked against
+    the case (`codegym.judge.perf_runs`). A timed run of the candidate that answers wrongly
     or does not end ok makes it incorrect: `fail_reward`, ``info["timing"]["correct"]``
     False and ``["verdict"]`` the run's status -- a program cannot buy speed with wrong
     answers it gives only when timed.
