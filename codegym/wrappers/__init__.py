@@ -31,8 +31,8 @@ from codegym.wrappers.config import (RewardConfigError, apply_reward_wrappers, l
 from codegym.wrappers.diff_credit import DiffCredit
 from codegym.wrappers.shaping import DiffSizePenalty, FormatPenalty, ProgressShaping
 from codegym.wrappers.staged import StagedReward, StageValues, staged_reward
-from codegym.wrappers.timed import TimedReward, Unscorable
+from codegym.wrappers.timed import TimedReward, TimedRunFailed, Unscorable
 
 __all__ = ["StagedReward", "TimedReward", "DiffCredit", "ProgressShaping", "FormatPenalty",
-           "DiffSizePenalty", "StageValues", "staged_reward", "Unscorable", "apply_reward_wrappers",
-           "load_reward_config", "parse_reward_config", "wrap_for_suite", "RewardConfigError"]
+           "DiffSizePenalty", "StageValues", "staged_reward", "Unscorable", "TimedRunFailed",
+           "apply_reward_wrappers", "load_reward_config", "parse_reward_config", "wrap_for_suite", "RewardConfigError"]

@@ -849,7 +849,7 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         raise Unscorable(f"too noisy: the candidate's median is known to +-{noise:.1%} only")
 
 
-__all__ = ["TimedReward", "Unscorable", "PerfWorkload", "TimingSettings", "Distribution",
+__all__ = ["TimedReward", "Unscorable", "TimedRunFailed", "PerfWorkload", "TimingSettings", "Distribution",
            "ComparisonRecord", "perf_workload", "solution_files", "solution_measurement",
            "runtime_distribution", "recorded_runtimes", "calibrated_compare", "measure_workload",
            "clear_cache", "percentile_rank", "CALIBRATION_KEY", "STARTER", "MODES"]
