@@ -174,7 +174,11 @@ def _prctl(option: int, value: int) -> None:
     try:
         if _prctl_fn is None:
             import ctypes
-            _prctl_fn = ctypes.CDLL(None, use_errno=True).prctl
+            # typed, and without ctypes' errno swapping: a few page writes less per child
+            fn = ctypes.CDLL(None).prctl
+            fn.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+            fn.restype = ctypes.c_int
+            _prctl_fn = fn
         _prctl_fn(option, value, 0, 0, 0)
     except Exception:  # not fatal: the namespace is the main barrier
         pass
