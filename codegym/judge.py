@@ -269,19 +269,31 @@ def _stdio_launch(lang: str, files: Mapping[str, Any], main_file: str) -> tuple[
     return [], None
 
 
+def _checker_cache(task, value: bool = False):
+    """``checker_for(case)``: the case's checker (its own, else the task's), made once per
+    spec; output checkers for stdio, value checkers (``value=True``) for function tasks.
+    Thread-safe: timed runs may be verified from several threads."""
+    import threading
+    made: dict[int, Any] = {}
+    lock = threading.Lock()
+
+    def checker_for(case: Case):
+        spec = case.checker if case.checker is not None else task.checker
+        with lock:
+            c = made.get(id(spec))
+            if c is None:
+                c = made[id(spec)] = (make_value_checker(spec) if value
+                                      else make_checker(spec, time_s=_case_limits(task, case).time_s))
+        return c
+    return checker_for
+
+
 def _run_stdio(task, build, cases: list[Case], sandbox, early_exit: bool, language: str,
                argv: Sequence[str] = (), extra: Mapping[str, Any] | None = None) -> list[CaseResult | None]:
     from codegym.sandbox import RunRequest
     n = len(cases)
     out: list[CaseResult | None] = [None] * n
-    checkers: dict[int, Any] = {}
-
-    def checker_for(case: Case):
-        spec = case.checker if case.checker is not None else task.checker
-        c = checkers.get(id(spec))
-        if c is None:
-            c = checkers[id(spec)] = make_checker(spec, time_s=_case_limits(task, case).time_s)
-        return c
+    checker_for = _checker_cache(task)
 
     program_pending: list[int] = []
 
@@ -356,14 +368,7 @@ def _run_function(task, files: Mapping[str, Any], main_file: str, cases: list[Ca
         for i, c in enumerate(cases):
             out[i] = CaseResult(c.index, c.name, st, c.split, message=msg, weight=c.weight)
         return out, None
-    checkers: dict[int, Any] = {}
-
-    def vchecker(case: Case):
-        spec = case.checker if case.checker is not None else task.checker
-        c = checkers.get(id(spec))
-        if c is None:
-            c = checkers[id(spec)] = make_value_checker(spec)
-        return c
+    vchecker = _checker_cache(task, value=True)
 
     per_case = []
     for case in cases:
@@ -826,7 +831,7 @@ def perf_runs(task, files: Mapping[str, Any], sandbox, language: str | None = No
                      else sandbox.build(lang, dict(files)))
         inputs = [RunRequest(stdin=c.stdin or "", argv=argv, extra_files=extra,
                              limits=_case_limits(task, c) if c.time_s else None) for c in cases]
-        checkers: dict[int, Any] = {}
+        checker_for = _checker_cache(task)
         seen: dict[tuple[int, bytes], tuple[str, str] | None] = {}
 
         def verify(i: int, res) -> tuple[str, str] | None:
@@ -837,10 +842,7 @@ def perf_runs(task, files: Mapping[str, Any], sandbox, language: str | None = No
             with lock:
                 if key in seen:
                     return seen[key]
-                spec = case.checker if case.checker is not None else task.checker
-                chk = checkers.get(id(spec))
-                if chk is None:
-                    chk = checkers[id(spec)] = make_checker(spec, time_s=_case_limits(task, case).time_s)
+            chk = checker_for(case)
             if isinstance(chk, ProgramChecker):
                 r = chk.check_many(sandbox, [(case.stdin or "", case.expected, res.stdout)])[0]
                 if r.failed:  # the checker, not the program: not a verdict, not remembered
@@ -855,15 +857,15 @@ def perf_runs(task, files: Mapping[str, Any], sandbox, language: str | None = No
         if build is None:
             build = sandbox.build("python", {"main.py": harness.FUNCTION_DRIVER})
         nonce = harness.new_nonce()
+        per_case = [_case_limits(task, c) for c in cases]
         body = harness.function_request(
             nonce, main_file, task.entry_point,
-            [(i, list(c.args or []), dict(c.kwargs or {}), _case_limits(task, c).time_s, _case_limits(task, c).wall())
-             for i, c in enumerate(cases)], import_time=lim.time_s, stop_on_error=True)
-        n = len(cases) + 1
+            [(i, list(c.args or []), dict(c.kwargs or {}), cl.time_s, cl.wall())
+             for i, (c, cl) in enumerate(zip(cases, per_case))], import_time=lim.time_s, stop_on_error=True)
         inputs = [RunRequest(stdin=body, extra_files=harness.solution_files(dict(files)),
-                             limits=lim.replace(time_s=sum(_case_limits(task, c).time_s for c in cases) + lim.time_s,
-                                                wall_s=lim.wall() * n))]
-        vcheckers: dict[int, Any] = {}
+                             limits=lim.replace(time_s=sum(cl.time_s for cl in per_case) + lim.time_s,
+                                                wall_s=lim.wall() * (len(cases) + 1)))]
+        vchecker = _checker_cache(task, value=True)
         vseen: dict[tuple[int, bytes], str | None] = {}
         lang = "python"
 
@@ -892,12 +894,7 @@ def perf_runs(task, files: Mapping[str, Any], sandbox, language: str | None = No
                     except (harness.DecodeError, ValueError, TypeError, KeyError, RecursionError) as e:
                         wrong = f"undecodable return value: {e}"
                     else:
-                        spec = case.checker if case.checker is not None else task.checker
-                        with lock:
-                            vc = vcheckers.get(id(spec))
-                            if vc is None:
-                                vc = vcheckers[id(spec)] = make_value_checker(spec)
-                        r = vc.check_value(case.expected, got)
+                        r = vchecker(case).check_value(case.expected, got)
                         wrong = None if r.ok else (r.message or r.diff or "wrong answer")
                     with lock:
                         vseen[key] = wrong
