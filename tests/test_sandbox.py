@@ -667,3 +667,61 @@ def test_slots_are_handed_out_first_come_first_served():
         assert order == [0, 1, 2, 3, 4, 0, 1, 2, 3, 4]
     finally:
         sb.close()
+
+
+# --------------------------------------------------------------------------- the launcher
+
+LAUNCHED_PROBE = """\
+import os, sys
+import helper
+print(__name__, os.path.relpath(__file__), sys.argv[0] == __file__, sys.argv[1:], os.path.relpath(sys.path[0]), helper.X)
+print(sorted(k for k in globals() if not k.startswith('__') or k == '__file__'))
+data = sys.stdin.read()
+with open(__file__, 'a') as f:  # a program that edits its own file changes no later run
+    f.write('\\nprint("tampered")\\n')
+print(len(data))
+if data.startswith('boom'):
+    def inner():
+        raise ValueError('boom')
+    inner()
+sys.exit(int(data) if data.strip().isdigit() else 0)
+"""
+
+
+@pytest.mark.parametrize("stdin", ["", "7", "boom"])
+def test_launched_program_runs_as_under_the_real_launcher(sb, stdin):
+    """The server runs the launcher's hidden program itself, its code compiled once
+    (`_launched_program`); what the program sees and reports is what the launcher,
+    run by a fresh interpreter (the exec path under a wrapper), gives it."""
+    from codegym import harness
+    b = sb.build("python", {"main.py": harness.LAUNCHER})
+    extra = harness.hidden_files({"main.py": LAUNCHED_PROBE, "helper.py": "X = 41 + 1\n"})
+    runs = [sb.run(b, stdin=stdin, argv=["main.py", "a", "b"], extra_files=extra) for _ in range(2)]
+    ref = sb.run(b, stdin=stdin, argv=["main.py", "a", "b"], extra_files=extra, wrapper=["env"])
+    for r in runs:
+        assert (r.status, r.exit_code, r.stdout) == (ref.status, ref.exit_code, ref.stdout), (r, ref)
+        assert "tampered" not in r.stdout
+    assert ref.stdout.startswith("__main__ hidden/main.py True ['a', 'b'] hidden 42\n"), ref.stdout
+    if stdin == "boom":
+        assert runs[0].status == "runtime_error" and runs[0].exit_code == 1
+        for r in (*runs, ref):  # the program's frames only, the launcher's and the server's hidden
+            assert "ValueError: boom" in r.stderr and "inner()" in r.stderr and "launch" not in r.stderr
+            assert 'main.py", line 12, in <module>' in r.stderr, r.stderr
+    else:
+        assert runs[0].exit_code == (7 if stdin == "7" else 0)
+
+
+def test_launched_program_code_follows_its_content(sb):
+    from codegym import harness
+    b = sb.build("python", {"main.py": harness.LAUNCHER})
+    # run by the server itself, not through the launcher's frame
+    r = sb.run(b, argv=["main.py"], extra_files=harness.hidden_files(
+        {"main.py": "import sys\nprint(sys._getframe().f_back.f_code.co_name)"}))
+    assert r.stdout == "run_python_main\n", r
+    outs = [sb.run(b, argv=["main.py"], extra_files=harness.hidden_files({"main.py": f"print({v})"})).stdout
+            for v in (1, 2, 1)]
+    assert outs == ["1\n", "2\n", "1\n"]
+    r = sb.run(b, argv=["main.py"], extra_files=harness.hidden_files({"main.py": "print(1"}))
+    assert r.status == "runtime_error" and r.exit_code == 1 and "SyntaxError" in r.stderr, r
+    r = sb.run(b, argv=["missing.py"], extra_files=harness.hidden_files({"main.py": "print(1)"}))
+    assert r.status == "runtime_error" and "missing.py" in r.stderr, r

@@ -42,6 +42,8 @@ and the server holds no secrets (expected outputs never leave the host).
 
 from __future__ import annotations
 
+import atexit
+import builtins
 import fcntl
 import json
 import os
@@ -52,6 +54,7 @@ import stat
 import struct
 import sys
 import time
+import types
 
 #: bump when the frame layout or the request/response fields change
 PROTOCOL = 3
@@ -167,19 +170,24 @@ class _Reader:
 _prctl_fn = None
 
 
+def _libc_prctl():
+    """libc's prctl as one typed ctypes function (no errno swapping), made once in the
+    server and shared by every caller: each ctypes object a child touches is a page copy."""
+    global _prctl_fn
+    if _prctl_fn is None:
+        import ctypes
+        fn = ctypes.CDLL(None).prctl
+        fn.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+        fn.restype = ctypes.c_int
+        _prctl_fn = fn
+    return _prctl_fn
+
+
 def _prctl(option: int, value: int) -> None:
     # the ctypes function is looked up once, in the server: doing it in every child
     # costs ~3 ms of copy-on-write faults
-    global _prctl_fn
     try:
-        if _prctl_fn is None:
-            import ctypes
-            # typed, and without ctypes' errno swapping: a few page writes less per child
-            fn = ctypes.CDLL(None).prctl
-            fn.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-            fn.restype = ctypes.c_int
-            _prctl_fn = fn
-        _prctl_fn(option, value, 0, 0, 0)
+        _libc_prctl()(option, value, 0, 0, 0)
     except Exception:  # not fatal: the namespace is the main barrier
         pass
 
@@ -238,10 +246,7 @@ class SeccompFilter:
         self._buf = ctypes.create_string_buffer(prog)
         self._fprog = FProg(len(prog) // 8, ctypes.addressof(self._buf))
         self._addr = ctypes.addressof(self._fprog)
-        fn = ctypes.CDLL(None).prctl
-        fn.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-        fn.restype = ctypes.c_int
-        self._prctl = fn
+        self._prctl = _libc_prctl()
 
     def apply(self) -> bool:
         """Filter this process (a forked child) and everything it starts."""
@@ -450,10 +455,8 @@ def run_python_main(path: str, argv: list[str], box: str, code=None, streams=Non
     modules of PREIMPORT are already imported, the string hash seed is the
     server's, and `exit`/`quit` exist as with `site`.  Returns the exit code.
     """
-    import atexit
-    import builtins
-    import types
-
+    # (atexit, builtins, types: module globals; an import statement here would walk the
+    # import machinery in every child, ~25 page copies)
     # Every page this forked process writes is copied, so what the server already
     # set up (`python_process_state`: streams, excepthook, argv) is only checked
     # here, not set again: reading a page is free.
@@ -465,7 +468,7 @@ def run_python_main(path: str, argv: list[str], box: str, code=None, streams=Non
     # the server was __main__ (python -c); nothing of it stays importable
     sys.modules["__main__"] = main
     python_process_state(argv, streams)
-    sys.path.insert(0, box)
+    sys.path.insert(0, os.path.dirname(path) or box)  # as for ``python3 <path>``
     if atexit._ncallbacks():
         atexit._clear()
 
@@ -731,7 +734,8 @@ class Server:
         if py is not None:
             main = _safe_rel(py["main"])
             path = os.path.join(self.box, main)
-            prep = (path, [main, *[str(a) for a in py.get("argv", [])]],
+            # (argv0 "path": the absolute path, as `harness.LAUNCHER` sets it)
+            prep = (path, [path if py.get("argv0") == "path" else main, *[str(a) for a in py.get("argv", [])]],
                     self.code_for(hdr, main, path), self.loader_for(path))
             # set before the fork, so the child only reads it (a write there is a page copy)
             python_process_state(prep[1], self.streams)
