@@ -479,6 +479,26 @@ def test_run_many_stop_and_per_request_limits(sb):
     assert res[0].status == "ok" and res[1].status == "timeout"
 
 
+def test_run_many_keeps_each_requests_own_files_argv_and_limits(sb):
+    # requests share their parts with others (one request base per distinct argv, extra
+    # files and limits): each still runs with its own
+    from codegym import harness
+    b = sb.build("python", {"main.py": harness.LAUNCHER})
+    fa = harness.hidden_files({"main.py": "import sys\nprint('A', sys.argv[1:], input())"})
+    fb = harness.hidden_files({"main.py": "import sys\nprint('B', sys.argv[1:], input())"})
+    slow = harness.hidden_files({"main.py": "import time\ntime.sleep(1)"})
+    reqs = []
+    for i in range(12):
+        files, argv = (fa, ["main.py"]) if i % 3 else (fb, ["main.py", str(i)])
+        reqs.append(RunRequest(stdin=f"{i}\n", argv=argv, extra_files=files))
+    reqs.append(RunRequest(stdin="x", argv=["main.py"], extra_files=slow, limits=Limits(time_s=1, wall_s=0.2)))
+    reqs.append(RunRequest(stdin="12\n", argv=["main.py"], extra_files=dict(fa)))  # equal, not the same object
+    res = sb.run_many(b, reqs, limits=Limits(time_s=2))
+    want = [f"A [] {i}\n" if i % 3 else f"B ['{i}'] {i}\n" for i in range(12)]
+    assert [r.stdout for r in res[:12]] == want
+    assert res[12].status == "timeout" and res[13].stdout == "A [] 12\n"
+
+
 def _pipelined(mode: str, pipeline: int = 2, workers: int = 1) -> LocalSandbox:
     if mode == "bwrap" and not bwrap_available():
         pytest.skip("bubblewrap (bwrap) is not installed")

@@ -1110,6 +1110,23 @@ class LocalSandbox(Sandbox):
     def _request(self, build: Build, stdin: str | bytes, limits: Limits, argv: Sequence[str],
                  extra_files: Mapping[str, str | bytes] | None,
                  wrapper: Sequence[str] | None) -> tuple[dict, list[bytes]]:
+        header, blobs = self._request_base(build, limits, argv, extra_files, wrapper)
+        return self._with_stdin(header, blobs, stdin)
+
+    @staticmethod
+    def _with_stdin(header: dict, blobs: list[bytes], stdin: str | bytes) -> tuple[dict, list[bytes]]:
+        """A request from a base (`_request_base`, not changed) and its stdin."""
+        header, blobs = dict(header), list(blobs)
+        data = stdin.encode() if isinstance(stdin, str) else bytes(stdin)
+        if data:
+            header["stdin"] = len(blobs)
+            blobs.append(data)
+        return header, blobs
+
+    def _request_base(self, build: Build, limits: Limits, argv: Sequence[str],
+                      extra_files: Mapping[str, str | bytes] | None,
+                      wrapper: Sequence[str] | None) -> tuple[dict, list[bytes]]:
+        """Everything of a run request but its stdin and id."""
         spec = get_language(build.language)
         art = build.artifacts
         if not isinstance(art, _BuildFiles):
@@ -1120,10 +1137,6 @@ class LocalSandbox(Sandbox):
                        "env": dict(spec.env)})
         if spec.main_file not in extra:
             header["build"] = build.key  # lets the server reuse the compiled main module
-        data = stdin.encode() if isinstance(stdin, str) else bytes(stdin)
-        if data:
-            header["stdin"] = len(blobs)
-            blobs.append(data)
         args = [str(a) for a in argv]
         if spec.inprocess == "python" and not wrapper:
             launched = _launched_program(build, spec, args, extra)
@@ -1178,6 +1191,9 @@ class LocalSandbox(Sandbox):
         queued: collections.deque = collections.deque()  # (index, header, blobs, limits)
         slot: _Slot | None = None
         nxt = None  # claimed, not yet sent
+        # requests mostly differ by stdin only (a judge's cases): one base per distinct rest
+        # (keyed by the extra files' identity: `requests` holds them for the whole call)
+        bases: dict[tuple, tuple[dict, list[bytes]]] = {}
 
         def plain(entry: tuple, first_attempt: int = 0) -> None:  # on some slot, with retries
             done(entry[0], self._dispatch(entry[1], entry[2], entry[3], "run", first_attempt=first_attempt)[0])
@@ -1191,7 +1207,12 @@ class LocalSandbox(Sandbox):
                         req = requests[i]
                         lim = req.limits or limits or Limits()
                         try:
-                            header, blobs = self._request(build, req.stdin, lim, req.argv, req.extra_files, None)
+                            bkey = (id(req.extra_files), tuple(req.argv), lim)
+                            base = bases.get(bkey)
+                            if base is None:
+                                base = bases[bkey] = self._request_base(build, lim, req.argv,
+                                                                        req.extra_files, None)
+                            header, blobs = self._with_stdin(*base, req.stdin)
                         except ValueError as e:
                             done(i, failure("runtime_error", str(e)))
                             continue
