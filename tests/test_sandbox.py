@@ -745,3 +745,15 @@ def test_launched_program_code_follows_its_content(sb):
     assert r.status == "runtime_error" and r.exit_code == 1 and "SyntaxError" in r.stderr, r
     r = sb.run(b, argv=["missing.py"], extra_files=harness.hidden_files({"main.py": "print(1)"}))
     assert r.status == "runtime_error" and "missing.py" in r.stderr, r
+
+
+def test_python_main_module_and_path_are_fresh_every_run(sb):
+    # the server prepares __main__ and sys.path before forking (the same objects every
+    # run): what a program does to them stays in its own process
+    src = ("import sys, __main__\n"
+           "print(getattr(__main__, 'mark', None), sys.path.count('/added'), sys.path[0] == __import__('os').getcwd())\n"
+           "mark = 1\n__main__.__dict__['other'] = 2\nsys.path.insert(0, '/added')\nsys.path.append('/added')\n"
+           "sys.modules['__main__'] = None\n")
+    b = sb.build("python", {"main.py": src})
+    outs = {sb.run(b).stdout for _ in range(4)}
+    assert outs == {"None 0 True\n"}, outs

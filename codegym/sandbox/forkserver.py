@@ -446,7 +446,16 @@ def python_process_state(argv: list[str], streams=None) -> None:
         sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
 
 
-def run_python_main(path: str, argv: list[str], box: str, code=None, streams=None, loader=None) -> int:
+def main_module(path: str, loader=None):
+    """A fresh ``__main__`` module for the program at `path`."""
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=path, __cached__=None, __loader__=loader, __spec__=None,
+                         __builtins__=builtins, __annotations__={}, __package__=None)
+    return main
+
+
+def run_python_main(path: str, argv: list[str], box: str, code=None, streams=None, loader=None,
+                    prepared: bool = False) -> int:
     """Run a Python program like ``python3 -E -s -S <path>`` would, in this process.
 
     Fresh ``__main__``, argv, sys.path[0] = run dir, std streams on fds 0/1/2
@@ -454,6 +463,9 @@ def run_python_main(path: str, argv: list[str], box: str, code=None, streams=Non
     as the interpreter does.  Differences from a fresh interpreter: the stdlib
     modules of PREIMPORT are already imported, the string hash seed is the
     server's, and `exit`/`quit` exist as with `site`.  Returns the exit code.
+
+    `prepared`: the forking server already made ``sys.modules["__main__"]`` a fresh
+    module for `path` and ``sys.path[0]`` its directory (`Server.prepare_main`).
     """
     # (atexit, builtins, types: module globals; an import statement here would walk the
     # import machinery in every child, ~25 page copies)
@@ -462,13 +474,14 @@ def run_python_main(path: str, argv: list[str], box: str, code=None, streams=Non
     # here, not set again: reading a page is free.
     if streams is None:
         streams = std_streams()
-    main = types.ModuleType("__main__")
-    main.__dict__.update(__file__=path, __cached__=None, __loader__=loader, __spec__=None,
-                         __builtins__=builtins, __annotations__={}, __package__=None)
-    # the server was __main__ (python -c); nothing of it stays importable
-    sys.modules["__main__"] = main
+    if prepared:
+        main = sys.modules["__main__"]
+    else:
+        main = main_module(path, loader)
+        # the server was __main__ (python -c); nothing of it stays importable
+        sys.modules["__main__"] = main
+        sys.path.insert(0, os.path.dirname(path) or box)  # as for ``python3 <path>``
     python_process_state(argv, streams)
-    sys.path.insert(0, os.path.dirname(path) or box)  # as for ``python3 <path>``
     if atexit._ncallbacks():
         atexit._clear()
 
@@ -554,6 +567,9 @@ class Server:
         os.set_inheritable(self.stderr_fd, False)
         self.codes: dict = {}
         self.loaders: dict = {}
+        self.mains: dict = {}
+        self.run_paths: dict = {}
+        self.own_path = sys.path
         for fd in (self.inp, self.out):
             os.set_inheritable(fd, False)
             try:
@@ -705,6 +721,7 @@ class Server:
             return self.finish({"op": "result", "id": rid, "ran": self.ran,
                                 "error": f"server: {type(e).__name__}: {e}"}, [])
         finally:
+            self.restore_path()
             if stdin_fd is not None:
                 os.close(stdin_fd)
 
@@ -739,6 +756,7 @@ class Server:
                     self.code_for(hdr, main, path), self.loader_for(path))
             # set before the fork, so the child only reads it (a write there is a page copy)
             python_process_state(prep[1], self.streams)
+            self.prepare_main(path, prep[3])
             if self.reseed is not None:
                 self.reseed()
         # the server itself wires 0/1/2 for the child to inherit (and builds the
@@ -781,6 +799,8 @@ class Server:
             os._exit(code)
         # -------------------------------------------------------------- parent
         # (fds 0/1/2 still hold the child's pipes: they are reset after it exits)
+        if prep is not None:
+            self.restore_path()
         os.close(out_w)
         os.close(err_w)
         if x_w >= 0:
@@ -969,6 +989,32 @@ class Server:
             self.codes[key] = compile_main(path)
         return self.codes[key]
 
+    def prepare_main(self, path: str, loader) -> None:
+        """``sys.modules["__main__"]`` and ``sys.path`` as the program at `path` starts with,
+        set here before the fork rather than in every child (each write there is a page
+        copy).  The module is made once per path and stays pristine: a child's writes to
+        it are its own copies.  `restore_path` gives the server its own path back."""
+        main = self.mains.get(path)
+        if main is None or main.__loader__ is not loader:
+            if len(self.mains) >= 16:
+                self.mains.pop(next(iter(self.mains)))
+            main = self.mains[path] = main_module(path, loader)
+        if sys.modules.get("__main__") is not main:
+            sys.modules["__main__"] = main
+        p0 = os.path.dirname(path) or self.box
+        run_path = self.run_paths.get(p0)
+        if run_path is None:
+            if len(self.run_paths) >= 16:
+                self.run_paths.pop(next(iter(self.run_paths)))
+            run_path = self.run_paths[p0] = [p0, *self.own_path]
+        sys.path = run_path
+
+    def restore_path(self) -> None:
+        """The server's own import path (a program's directory must never shadow a
+        module the server imports)."""
+        if sys.path is not self.own_path:
+            sys.path = self.own_path
+
     def loader_for(self, path: str):
         ld = self.loaders.get(path)
         if ld is None and len(self.loaders) < 16:
@@ -996,7 +1042,7 @@ class Server:
             if self.reseed is not None:  # the program's forks reseed `random`, as in CPython
                 os.register_at_fork(after_in_child=self.reseed)
             path, argv, code, loader = prep
-            return run_python_main(path, argv, self.box, code, streams, loader)
+            return run_python_main(path, argv, self.box, code, streams, loader, prepared=True)
         argv = [str(a) for a in hdr["exec"]]
         env = dict(self.env)
         env.update({str(k): str(v) for k, v in hdr.get("env", {}).items()})
