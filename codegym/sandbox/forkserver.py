@@ -66,12 +66,16 @@ MAX_HEADER = 1 << 20
 #: pipe buffer size requested for output and protocol pipes (Linux default max for users)
 PIPE_SIZE = 1 << 20
 CHUNK = 1 << 20
+#: output pipe size from the start of every run (a big writer's pipe grows to PIPE_SIZE)
+FIRST_PIPE_SIZE = 1 << 18
 #: read size for output pipes and protocol headers: big reads allocate big
 #: buffers, which grow the heap that every fork then has to copy
 SMALL_READ = 1 << 16
 #: when the server first samples the program's total resident memory, and how often after
 MEM_FIRST = 0.005
 MEM_EVERY = 0.005
+#: how long the server first waits for the program's exit alone (see `Server.execute`)
+FIRST_WAIT = 0.002
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 F_SETPIPE_SZ = 1031
@@ -290,7 +294,12 @@ def _open_for_write(root: str, rel: str, mode: int) -> int:
     rel = _safe_rel(rel)
     d = os.path.dirname(rel)
     if d:
-        os.makedirs(os.path.join(root, d), exist_ok=True)
+        try:
+            os.mkdir(os.path.join(root, d))
+        except FileExistsError:
+            pass
+        except FileNotFoundError:  # (nested)
+            os.makedirs(os.path.join(root, d), exist_ok=True)
     return os.open(os.path.join(root, rel), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
                    | os.O_CLOEXEC, mode & 0o777)
 
@@ -741,6 +750,13 @@ class Server:
         wall = float(lim.get("wall", 10.0))
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
         err_r, err_w = os.pipe2(os.O_CLOEXEC)
+        for fd in (out_r, err_r):
+            # room for what most programs print without a reader (see the first wait
+            # below); pipe pages come only as they are written
+            try:
+                fcntl.fcntl(fd, F_SETPIPE_SZ, FIRST_PIPE_SIZE)
+            except OSError:
+                pass
         in_fd = stdin_fd if stdin_fd is not None else self.null
         py = hdr.get("python")
         # exec failures are reported through a close-on-exec pipe; a Python program
@@ -775,6 +791,7 @@ class Server:
         poller = select.poll()
         for fd in (out_r, err_r):
             poller.register(fd, select.POLLIN)
+        first = select.poll()
         open_streams = 2
         exited = False
         # total resident memory of the program's processes, sampled: RLIMIT_AS is per
@@ -810,7 +827,14 @@ class Server:
             poller.register(pidfd, select.POLLIN)
         except (OSError, AttributeError):
             pidfd = None
-        while True:
+        else:
+            # Most programs end within FIRST_WAIT with their output in the pipes: a first
+            # wait for the exit alone, then one drain, spares the wakeups on each write,
+            # which come while the program lives and copy every page this process
+            # touches (a writer that fills a pipe meanwhile waits at most FIRST_WAIT).
+            first.register(pidfd, select.POLLIN)
+            exited = bool(first.poll(max(1, int(min(FIRST_WAIT, wall) * 1000))))
+        while not exited:
             now = time.monotonic()
             left = deadline - now
             if left <= 0:

@@ -1132,21 +1132,24 @@ class LocalSandbox(Sandbox):
         if not isinstance(art, _BuildFiles):
             raise ValueError("this build was not made by a LocalSandbox")
         extra = _norm_files(extra_files) if extra_files else {}
-        header, blobs = self._files_header(art.files, extra)
+        args = [str(a) for a in argv]
+        inprocess = spec.inprocess == "python" and not wrapper
+        launched = _launched_program(build, spec, args, extra) if inprocess else None
+        layout = art.files
+        if launched is not None:  # (nothing runs the launcher's own file)
+            layout = {k: v for k, v in layout.items() if k != spec.main_file}
+        header, blobs = self._files_header(layout, extra)
         header.update({"op": "run", "limits": self._rlimits(spec, limits, wrapper=bool(wrapper)),
                        "env": dict(spec.env)})
         if spec.main_file not in extra:
             header["build"] = build.key  # lets the server reuse the compiled main module
-        args = [str(a) for a in argv]
-        if spec.inprocess == "python" and not wrapper:
-            launched = _launched_program(build, spec, args, extra)
-            if launched is not None:
-                # the launcher's work done by the server: the hidden program runs as the
-                # main file, its code compiled once per content (not in every child)
-                header["python"] = {"main": launched[0], "argv": args[1:], "argv0": "path"}
-                header["build"] = launched[1]
-            else:
-                header["python"] = {"main": spec.main_file, "argv": args}
+        if launched is not None:
+            # the launcher's work done by the server: the hidden program runs as the
+            # main file, its code compiled once per content (not in every child)
+            header["python"] = {"main": launched[0], "argv": args[1:], "argv0": "path"}
+            header["build"] = launched[1]
+        elif inprocess:
+            header["python"] = {"main": spec.main_file, "argv": args}
         else:
             header["exec"] = [*(wrapper or ()), *spec.run_argv(limits.memory_mb), *args]
         return header, blobs
