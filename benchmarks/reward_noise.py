@@ -9,7 +9,8 @@ oracle, ...), and prints per task:
 - the reference's speedup over the baseline (median of the oracle episodes' measured
   speedups) -- the target applies where it is >= 1.5x;
 - mean and standard deviation of the reward of each agent, and how many of its runs
-  were unscorable (too noisy: reward 0 by design);
+  were unscorable (too noisy after the retries: such a run earns the speed score at the
+  lower end of the speedup's interval, so noise can lower a reward, never raise it);
 - P(oracle > baseline): the fraction of runs (pairs i) in which the oracle's reward
   exceeded the baseline's. Target: >= 95 % on every task where the reference is
   >= 1.5x faster.
