@@ -314,6 +314,11 @@ def _wipe(root: str) -> None:
         os.chmod(root, 0o755)
     except OSError:
         pass
+    try:
+        if not os.listdir(root):
+            return  # (most runs leave /tmp and /dev/shm empty)
+    except OSError:
+        pass
     stack = [root]
     dirs = []
     while stack:
