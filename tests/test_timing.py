@@ -217,9 +217,14 @@ def test_four_times_the_work_is_significantly_slower(sb):
 def test_identical_program_is_not_significantly_faster(sb):
     a = sb.build("python", {"main.py": PY_WORK})
     b = sb.build("python", {"main.py": PY_WORK + "# same program, another build\n"})
-    c = T.compare(sb, a, b, ["40000"], max_pairs=16, budget_s=20)
-    assert c.ok, c.reason
-    assert not c.significant
+    # a statistical test: identical programs come out "significant" at its false-positive
+    # rate (~1 %, more on a noisy VM), so a second chance; twice in a row is a bias
+    for _ in range(2):
+        c = T.compare(sb, a, b, ["40000"], max_pairs=16, budget_s=20)
+        assert c.ok, c.reason
+        if not c.significant:
+            break
+    assert not c.significant, "identical programs were significantly different twice in a row"
     assert c.ci[0] <= 1.0 <= c.ci[1] or abs(math.log(c.speedup)) <= math.log1p(c.noise_floor)
 
 

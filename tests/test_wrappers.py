@@ -505,7 +505,15 @@ def test_a_correct_but_unscorable_program_earns_what_noise_cannot_take_away(py_t
     assert 0.0 < t["score_lower_bound"] < math.log(cmp["speedup"]) / math.log(1e6)
     assert r == pytest.approx(env.correct_reward + t["score_lower_bound"])
     r, info = _play(env, OracleAgent(solution="baseline"))  # the baseline against itself: nothing
-    assert info["timing"]["correct"] and r == env.correct_reward == 1.0
+    t = info["timing"]
+    assert t["correct"] and env.correct_reward == 1.0
+    if t["comparisons"][-1]["significant"]:
+        # identical programs come out "significant" by chance at the test's false-positive
+        # rate (~1 %, more on a noisy VM): even then only the interval's lower end counts,
+        # a sliver above 1 for a speedup that is ~1x
+        assert r == pytest.approx(env.correct_reward + t["score_lower_bound"]) and r < 1.01
+    else:
+        assert r == env.correct_reward
     r, info = _play(env, MutantAgent(kinds=["output"], seed=0))
     assert r == 0.0 and info["timing"]["correct"] is False
     env.close()
