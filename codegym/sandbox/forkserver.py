@@ -20,12 +20,16 @@ One execution at a time:
 3. fork a child that inherits fds 0/1/2 (stdin file, stdout and stderr
    pipes), closes every other descriptor, sets rlimits and either
    ``execve``s the program or -- for Python -- runs the source in this
-   already warm interpreter (fresh ``__main__``; see ``run_python_main``);
-4. supervise: read stdout/stderr with a byte cap, enforce the wall-clock
+   already warm interpreter (a fresh ``__main__`` and its ``sys.path``, both
+   prepared before the fork, the code compiled once per content; see
+   ``run_python_main`` and ``Server.prepare_main``);
+4. supervise: wait up to FIRST_WAIT for the exit alone (most programs end
+   there), then read stdout/stderr with a byte cap, enforce the wall-clock
    deadline, sample the total resident memory of the program's processes,
    ``wait4`` the child for its exit status and rusage;
 5. kill every other process of the slot (``kill(-1, SIGKILL)`` as PID 1 of the
-   namespace, or as the slot's own uid), reap them with their rusage (the
+   namespace -- skipped when no child is left --, or as the slot's own uid),
+   reap them with their rusage (the
    run's CPU time is that of all its processes: work hidden in a child the
    program never waits for still counts), collect requested files
    (compiler output), wipe the run directory and the private /tmp;
