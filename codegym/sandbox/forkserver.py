@@ -192,8 +192,6 @@ def _libc_prctl():
 
 
 def _prctl(option: int, value: int) -> None:
-    # the ctypes function is looked up once, in the server: doing it in every child
-    # costs ~3 ms of copy-on-write faults
     try:
         _libc_prctl()(option, value, 0, 0, 0)
     except Exception:  # not fatal: the namespace is the main barrier
@@ -265,14 +263,11 @@ def prepare_seccomp() -> SeccompFilter | None:
     """The filter for this machine, None when it cannot be applied here. Sets
     no_new_privs on this process (inherited by every child; required by the filter),
     and applies the filter once in a throwaway child to know it works."""
-    import ctypes
     import platform
     prog = _seccomp_program(platform.machine())
     if prog is None:
         return None
-    libc = ctypes.CDLL(None)
-    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+    if _libc_prctl()(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
         return None
     flt = SeccompFilter(prog)
     pid = os.fork()
@@ -316,11 +311,6 @@ def _wipe(root: str) -> None:
     """
     try:
         os.chmod(root, 0o755)
-    except OSError:
-        pass
-    try:
-        if not os.listdir(root):
-            return  # (most runs leave /tmp and /dev/shm empty)
     except OSError:
         pass
     stack = [root]
@@ -472,33 +462,24 @@ def main_module(path: str, loader=None):
     return main
 
 
-def run_python_main(path: str, argv: list[str], box: str, code=None, streams=None, loader=None,
-                    prepared: bool = False) -> int:
-    """Run a Python program like ``python3 -E -s -S <path>`` would, in this process.
+def run_python_main(path: str, argv: list[str], code, streams) -> int:
+    """Run a Python program like ``python3 -E -s -S <path>`` would, in this forked child.
 
-    Fresh ``__main__``, argv, sys.path[0] = run dir, std streams on fds 0/1/2
-    with the interpreter's settings, SystemExit and uncaught exceptions handled
-    as the interpreter does.  Differences from a fresh interpreter: the stdlib
-    modules of PREIMPORT are already imported, the string hash seed is the
-    server's, and `exit`/`quit` exist as with `site`.  Returns the exit code.
-
-    `prepared`: the forking server already made ``sys.modules["__main__"]`` a fresh
-    module for `path` and ``sys.path[0]`` its directory (`Server.prepare_main`).
+    The forking server has made ``sys.modules["__main__"]`` a fresh module for
+    `path`, ``sys.path[0]`` its directory (`Server.prepare_main`), and the std
+    streams on fds 0/1/2 with the interpreter's settings; SystemExit and uncaught
+    exceptions are handled as the interpreter does.  Differences from a fresh
+    interpreter: the stdlib modules of PREIMPORT are already imported, the string
+    hash seed is the server's, and `exit`/`quit` exist as with `site`.  `code` is
+    the compiled program (None: compiled here, so that its SyntaxError is the
+    program's own).  Returns the exit code.
     """
     # (atexit, builtins, types: module globals; an import statement here would walk the
     # import machinery in every child, ~25 page copies)
     # Every page this forked process writes is copied, so what the server already
     # set up (`python_process_state`: streams, excepthook, argv) is only checked
     # here, not set again: reading a page is free.
-    if streams is None:
-        streams = std_streams()
-    if prepared:
-        main = sys.modules["__main__"]
-    else:
-        main = main_module(path, loader)
-        # the server was __main__ (python -c); nothing of it stays importable
-        sys.modules["__main__"] = main
-        sys.path.insert(0, os.path.dirname(path) or box)  # as for ``python3 <path>``
+    main = sys.modules["__main__"]
     python_process_state(argv, streams)
     if atexit._ncallbacks():
         atexit._clear()
@@ -778,10 +759,10 @@ class Server:
             path = os.path.join(self.box, main)
             # (argv0 "path": the absolute path, as `harness.LAUNCHER` sets it)
             prep = (path, [path if py.get("argv0") == "path" else main, *[str(a) for a in py.get("argv", [])]],
-                    self.code_for(hdr, main, path), self.loader_for(path))
+                    self.code_for(hdr, main, path))
             # set before the fork, so the child only reads it (a write there is a page copy)
             python_process_state(prep[1], self.streams)
-            self.prepare_main(path, prep[3])
+            self.prepare_main(path, self.loader_for(path))
             if self.reseed is not None:
                 self.reseed()
         # the server itself wires 0/1/2 for the child to inherit (and builds the
@@ -825,8 +806,6 @@ class Server:
             os._exit(code)
         # -------------------------------------------------------------- parent
         # (fds 0/1/2 still hold the child's pipes: they are reset after it exits)
-        if prep is not None:
-            self.restore_path()
         os.close(out_w)
         os.close(err_w)
         if x_w >= 0:
@@ -1026,7 +1005,8 @@ class Server:
         """``sys.modules["__main__"]`` and ``sys.path`` as the program at `path` starts with,
         set here before the fork rather than in every child (each write there is a page
         copy).  The module is made once per path and stays pristine: a child's writes to
-        it are its own copies.  `restore_path` gives the server its own path back."""
+        it are its own copies.  `restore_path` (after every run, in `handle_run`) gives
+        the server its own path back."""
         main = self.mains.get(path)
         if main is None or main.__loader__ is not loader:
             if len(self.mains) >= 16:
@@ -1074,8 +1054,7 @@ class Server:
                 raise OSError("the seccomp filter could not be applied")
             if self.reseed is not None:  # the program's forks reseed `random`, as in CPython
                 os.register_at_fork(after_in_child=self.reseed)
-            path, argv, code, loader = prep
-            return run_python_main(path, argv, self.box, code, streams, loader, prepared=True)
+            return run_python_main(*prep, streams)
         argv = [str(a) for a in hdr["exec"]]
         env = dict(self.env)
         env.update({str(k): str(v) for k, v in hdr.get("env", {}).items()})

@@ -670,9 +670,10 @@ def _norm_files(files: Mapping[str, str | bytes]) -> dict[str, bytes]:
 
 
 @functools.cache
-def _launcher_source() -> bytes:
+def _launcher() -> tuple[bytes, str]:
+    """`harness.LAUNCHER`'s source and the directory its hidden program sits in."""
     from codegym import harness
-    return harness.LAUNCHER.encode()
+    return harness.LAUNCHER.encode(), harness.HIDDEN_DIR
 
 
 def _launched_program(build: Build, spec: LanguageSpec, args: list[str],
@@ -682,17 +683,13 @@ def _launched_program(build: Build, spec: LanguageSpec, args: list[str],
     the launcher would (same ``__file__``, ``sys.argv`` tail, ``sys.path[0]``, cwd,
     exit codes and tracebacks) without compiling it in every child: its code is
     cached under a hash of its path and content, like a build's main module."""
-    if not args or build.files.get(spec.main_file) != _launcher_source():
+    source, hidden = _launcher()
+    if not args or build.files.get(spec.main_file) != source:
         return None
-    from codegym.harness import HIDDEN_DIR
-    rel = f"{HIDDEN_DIR}/{args[0]}"
-    data = extra.get(rel)
+    rel = f"{hidden}/{args[0]}"
+    data = extra.get(rel)  # (`extra`'s paths are checked: `_norm_files`)
     if data is None:
         return None  # the launcher reports the missing file itself
-    try:
-        fs._safe_rel(rel)
-    except ValueError:
-        return None
     h = hashlib.sha256(b"launched\0" + rel.encode() + b"\0" + data)
     return rel, "launched:" + h.hexdigest()[:32]
 
