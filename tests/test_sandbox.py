@@ -344,6 +344,47 @@ def test_random_differs_between_runs(sb):
     assert sb.run(b).stdout == "True\n"
 
 
+def test_imported_modules_reads_every_import_of_the_bytecode():
+    from codegym.sandbox.forkserver import imported_modules
+    src = ("import os.path\nfrom collections import deque\nimport heapq as h, bisect\n"
+           "def f():\n    import fractions\n    from . import sibling\n"
+           "class A:\n    def g(self):\n        from typing import List\n"
+           "    h = lambda: __import__('statistics')\n"
+           + "".join(f"v{i} = {i}\n" for i in range(300))  # names past 255: EXTENDED_ARG
+           + "import decimal\n")
+    assert imported_modules(compile(src, "m.py", "exec")) == {
+        "os.path", "collections", "heapq", "bisect", "fractions", "", "typing", "decimal"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_stdlib_modules_a_program_imports_are_preloaded_and_its_own_modules_win(mode):
+    """The server imports the (allow-listed) stdlib modules a program imports -- in its
+    main file or its other files -- before forking it, and keeps them; a program's own
+    module named like a stdlib one is the one it imports, as with ``python3 main.py``."""
+    if mode == "bwrap" and not bwrap_available():
+        pytest.skip("bubblewrap (bwrap) is not installed")
+    s = LocalSandbox(workers=1, isolation=mode)  # a fresh server: nothing preloaded yet
+    try:
+        chk = ("import sys\nprint(sorted(m for m in ('fractions', 'decimal', 'statistics', 'this', 'heapq')"
+               " if m in sys.modules))\n")
+        plain = s.build("python", {"main.py": chk})
+        assert s.run(plain).stdout == "[]\n"  # a program that imports nothing forks from a small server
+        lazy = s.build("python", {"main.py": chk + "def never_called():\n    import fractions, this\n"})
+        assert s.run(lazy).stdout == "['decimal', 'fractions']\n"  # (fractions imports decimal; not `this`)
+        assert s.run(plain).stdout == "['decimal', 'fractions']\n"  # they stay
+        pkg = s.build("python", {"main.py": chk + "import helper\nprint(helper.mean([1, 2]))\n",
+                                 "helper.py": "from statistics import mean\n"})
+        r = s.run(pkg)
+        assert r.stdout == "['decimal', 'fractions', 'statistics']\n1.5\n", r.stderr
+        stdlib = s.build("python", {"main.py": "import heapq\nprint(heapq.__file__.startswith('/usr/lib'))\n"})
+        own = s.build("python", {"main.py": chk + "import heapq\nprint(heapq.X)\n", "heapq.py": "X = 'own'\n"})
+        for b, out in ((own, "[]\nown\n"), (stdlib, "True\n"), (own, "[]\nown\n")):
+            r = s.run(b)
+            assert r.stdout.replace("'decimal', 'fractions', 'statistics'", "") == out, r.stderr
+    finally:
+        s.close()
+
+
 # --------------------------------------------------------------------------- environment and isolation
 
 def test_clean_environment(sb, monkeypatch):

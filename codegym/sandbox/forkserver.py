@@ -21,8 +21,9 @@ One execution at a time:
    pipes), closes every other descriptor, sets rlimits and either
    ``execve``s the program or -- for Python -- runs the source in this
    already warm interpreter (a fresh ``__main__`` and its ``sys.path``, both
-   prepared before the fork, the code compiled once per content; see
-   ``run_python_main`` and ``Server.prepare_main``);
+   prepared before the fork, the code compiled once per content and the
+   PRELOAD modules it imports imported here first; see ``run_python_main``,
+   ``Server.prepare_main`` and ``Server.program_for``);
 4. supervise: wait up to FIRST_WAIT for the exit alone (most programs end
    there), then read stdout/stderr with a byte cap, enforce the wall-clock
    deadline, sample the total resident memory of the program's processes,
@@ -46,6 +47,12 @@ and the server holds no secrets (expected outputs never leave the host).
 
 from __future__ import annotations
 
+import sys
+
+#: what a fresh ``python3 -I -S`` has imported before it runs a program (the bootstrap
+#: that runs this file imports nothing more)
+FRESH_MODULES = frozenset(sys.modules)
+
 import atexit
 import builtins
 import fcntl
@@ -56,7 +63,6 @@ import select
 import signal
 import stat
 import struct
-import sys
 import time
 import types
 
@@ -87,13 +93,25 @@ PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 
-#: stdlib modules imported once in the server so Python programs start warm.  Not
-#: threading: its at-fork hook costs every execution ~0.3 ms, more than the import
-#: saves the few programs that use it (measured with fork microbenchmarks)
-PREIMPORT = ("collections", "itertools", "heapq", "bisect", "math", "functools", "re",
-             "json", "io", "random", "string", "array", "operator", "typing", "dataclasses",
-             "fractions", "decimal", "traceback", "copy", "struct", "time", "statistics",
-             "_sitebuiltins", "importlib.machinery", "types", "atexit")
+#: stdlib modules the server imports at start (besides its own imports above)
+BASE_IMPORTS = ("_sitebuiltins", "importlib.machinery", "opcode")
+#: stdlib modules the server imports before it forks a Python program that imports
+#: them (found in its compiled code, `imported_modules`), so that the program starts
+#: warm.  They stay imported for every later run of the slot; a program that imports
+#: none of them forks from a smaller process: every page of this process's heap is one
+#: more page table entry to copy at each fork and to drop at each exit (the whole list
+#: imported up front made a trivial program's run ~9 % dearer).  Only these: importing
+#: whatever a program names would run arbitrary stdlib code here (``antigravity``
+#: starts a browser).  Not threading: its at-fork hook costs every execution ~0.3 ms,
+#: more than the import saves the few programs that use it (measured with fork
+#: microbenchmarks)
+#: a build's other Python files scanned for PRELOAD imports: at most this many, this big
+MAX_SCANNED = 32
+MAX_SCANNED_BYTES = 1 << 18
+PRELOAD = frozenset(("collections", "itertools", "heapq", "bisect", "math", "functools", "re",
+                     "json", "io", "random", "string", "array", "operator", "typing",
+                     "dataclasses", "fractions", "decimal", "traceback", "copy", "struct",
+                     "time", "statistics", "types", "atexit", "collections.abc", "abc"))
 
 
 # --------------------------------------------------------------------------- frames
@@ -401,15 +419,44 @@ def std_streams() -> tuple:
             make_stream(2, True, "backslashreplace", True, "<stderr>"))
 
 
-def compile_main(path: str):
+def compile_main(path: str, max_bytes: int = -1):
     """The program's code object, or None when it does not compile (the child then
-    compiles it again so that the SyntaxError is reported by the program itself)."""
+    compiles it again so that the SyntaxError is reported by the program itself) or is
+    larger than `max_bytes` (if given)."""
     try:
         with open(path, "rb") as f:
-            source = f.read()
+            source = f.read(max_bytes + 1 if max_bytes >= 0 else -1)
+        if 0 <= max_bytes < len(source):
+            return None
         return compile(source, path, "exec", dont_inherit=True)
     except BaseException:
         return None
+
+
+def imported_modules(code) -> set[str]:
+    """Names of the absolute imports (``import a.b``, ``from a import b``) in `code` and in
+    the functions and classes it defines, read from the bytecode (no `ast` or `dis` in
+    the server).  Imports built at run time (``__import__(name)``) are not seen."""
+    try:
+        import opcode
+        imp, ext = opcode.opmap["IMPORT_NAME"], opcode.opmap["EXTENDED_ARG"]
+    except (ImportError, KeyError):
+        return set()
+    found: set[str] = set()
+    todo = [code]
+    while todo:
+        co = todo.pop()
+        raw, names, arg = co.co_code, co.co_names, 0
+        for i in range(0, len(raw) - 1, 2):
+            op = raw[i]
+            arg = arg << 8 | raw[i + 1]
+            if op == ext:
+                continue
+            if op == imp and arg < len(names):
+                found.add(names[arg])
+            arg = 0
+        todo.extend(c for c in co.co_consts if isinstance(c, types.CodeType))
+    return found
 
 
 def _report(exc: BaseException, skip_frames: int) -> None:
@@ -469,8 +516,9 @@ def run_python_main(path: str, argv: list[str], code, streams) -> int:
     `path`, ``sys.path[0]`` its directory (`Server.prepare_main`), and the std
     streams on fds 0/1/2 with the interpreter's settings; SystemExit and uncaught
     exceptions are handled as the interpreter does.  Differences from a fresh
-    interpreter: the stdlib modules of PREIMPORT are already imported, the string
-    hash seed is the server's, and `exit`/`quit` exist as with `site`.  `code` is
+    interpreter: the PRELOAD modules it imports (and those earlier programs of the
+    slot imported) are already imported, unless its own folder has a module of
+    that name (`Server.shadowed`), the string hash seed is the server's, and `exit`/`quit` exist as with `site`.  `code` is
     the compiled program (None: compiled here, so that its SyntaxError is the
     program's own).  Returns the exit code.
     """
@@ -608,15 +656,8 @@ class Server:
                 self.reseed = hooks.pop("after_in_child")
             if hooks:
                 real_register(**hooks)
-        os.register_at_fork = register
-        try:
-            for name in PREIMPORT:
-                try:
-                    __import__(name)
-                except ImportError:
-                    pass
-        finally:
-            os.register_at_fork = real_register
+        self.register_at_fork = register
+        self.preload(BASE_IMPORTS)
         sys.dont_write_bytecode = False
         try:
             import builtins
@@ -641,6 +682,29 @@ class Server:
             ctypes.CDLL(None).malloc_trim(0)  # a smaller heap is a cheaper fork
         except Exception:
             pass
+
+    def preload(self, names) -> None:
+        """Import the modules `names` here, once, so forked programs find them imported
+        (at start: BASE_IMPORTS; before a program runs: its PRELOAD modules).  What they
+        import is frozen out of the garbage collector's reach, as the start-up heap is."""
+        new = [n for n in names if n not in sys.modules]
+        if not new:
+            return
+        real, os.register_at_fork = os.register_at_fork, self.register_at_fork
+        write, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # never into the stdlib
+        own, sys.path = sys.path, self.own_path  # (a program's directory never shadows one)
+        try:
+            for name in new:
+                try:
+                    __import__(name)
+                except Exception:
+                    pass
+        finally:
+            os.register_at_fork, sys.dont_write_bytecode, sys.path = real, write, own
+        if hasattr(self, "streams"):  # (after start-up; `setup` freezes the start-up heap)
+            import gc
+            gc.collect()
+            gc.freeze()
 
     def send(self, header: dict, blobs=()) -> None:
         _write_all(self.out, pack_frame(header, list(blobs)))
@@ -753,13 +817,15 @@ class Server:
         # runs here and must not hold it (it could forge a report)
         x_r, x_w = os.pipe2(os.O_CLOEXEC) if py is None else (-1, -1)
         grown = set()
-        prep = None
+        prep = drop = None
         if py is not None:
             main = _safe_rel(py["main"])
             path = os.path.join(self.box, main)
             # (argv0 "path": the absolute path, as `harness.LAUNCHER` sets it)
+            code, local = self.program_for(hdr, main, path)
             prep = (path, [path if py.get("argv0") == "path" else main, *[str(a) for a in py.get("argv", [])]],
-                    self.code_for(hdr, main, path))
+                    code)
+            drop = self.shadowed(local) if local else None
             # set before the fork, so the child only reads it (a write there is a page copy)
             python_process_state(prep[1], self.streams)
             self.prepare_main(path, self.loader_for(path))
@@ -796,7 +862,7 @@ class Server:
         if pid == 0:  # ---------------------------------------------- child
             code = 127
             try:
-                code = self.child(hdr, plan, x_w, prep, streams)
+                code = self.child(hdr, plan, x_w, prep, streams, drop)
             except BaseException as e:
                 if x_w >= 0:
                     try:
@@ -989,17 +1055,79 @@ class Server:
                 os.close(fd)
         return streams
 
-    def code_for(self, hdr: dict, main: str, path: str):
-        """Compiled main file, cached per build (build keys are content hashes)."""
+    def program_for(self, hdr: dict, main: str, path: str) -> tuple:
+        """(compiled main file, the top-level module names its folder provides), cached
+        per build (build keys are content hashes).  The first time, the PRELOAD modules
+        the program imports are imported here."""
         b = hdr.get("build")
-        if not isinstance(b, str):
-            return compile_main(path)
         key = (b, main)
-        if key not in self.codes:
-            if len(self.codes) >= 16:
-                self.codes.pop(next(iter(self.codes)))
-            self.codes[key] = compile_main(path)
-        return self.codes[key]
+        prog = self.codes.get(key) if isinstance(b, str) else None
+        if prog is None:
+            code = compile_main(path)
+            local, others = self.local_modules(os.path.dirname(path), path)
+            if code is not None:
+                names = imported_modules(code)
+                for other in others:
+                    co = compile_main(other, MAX_SCANNED_BYTES)
+                    if co is not None:
+                        names |= imported_modules(co)
+                want = set()
+                for name in names:
+                    top = name.partition(".")[0]
+                    if top not in local:  # the program's own module, not the stdlib's
+                        want.update(n for n in (top, name) if n in PRELOAD)
+                self.preload(sorted(want))
+            prog = (code, local)
+            if isinstance(b, str):
+                if len(self.codes) >= 16:
+                    self.codes.pop(next(iter(self.codes)))
+                self.codes[key] = prog
+        return prog
+
+    @staticmethod
+    def local_modules(folder: str, main: str) -> tuple[frozenset, list[str]]:
+        """Top-level modules importable from `folder` (``x.py``, ``x.pyc``, extension
+        modules, packages), and its ``.py`` files other than `main` (at most MAX_SCANNED)."""
+        names, others = set(), []
+        try:
+            import importlib.machinery as m
+            suffixes = tuple(m.EXTENSION_SUFFIXES)
+        except ImportError:
+            suffixes = (".so",)
+        try:
+            with os.scandir(folder) as it:
+                for e in it:
+                    n = e.name
+                    if e.is_dir(follow_symlinks=True):
+                        if any(os.path.exists(os.path.join(e.path, f"__init__{x}")) for x in (".py", ".pyc")):
+                            names.add(n)
+                    elif n.endswith(".py"):
+                        names.add(n[:-3])
+                        if e.path != main and len(others) < MAX_SCANNED:
+                            others.append(e.path)
+                    elif n.endswith(".pyc"):
+                        names.add(n[:-4])
+                    else:
+                        for x in suffixes:
+                            if n.endswith(x):
+                                names.add(n[:-len(x)])
+                                break
+        except OSError:
+            pass
+        return frozenset(names), others
+
+    @staticmethod
+    def shadowed(local: frozenset) -> list[str]:
+        """Modules imported in this server that a program's own module of the same name
+        hides (``python3 prog.py`` would import the program's: its folder comes first on
+        sys.path), with their submodules.  Modules a fresh interpreter has imported
+        before any program runs (`FRESH_MODULES`) stay, as they would there."""
+        out = []
+        for name in local:
+            if name in sys.modules and name not in FRESH_MODULES:
+                out.append(name)
+                out += [m for m in sys.modules if m.startswith(name + ".")]
+        return out
 
     def prepare_main(self, path: str, loader) -> None:
         """``sys.modules["__main__"]`` and ``sys.path`` as the program at `path` starts with,
@@ -1038,7 +1166,7 @@ class Server:
                 pass
         return ld
 
-    def child(self, hdr: dict, plan: list, x_w: int, prep, streams) -> int:
+    def child(self, hdr: dict, plan: list, x_w: int, prep, streams, drop=None) -> int:
         os.setsid()
         if x_w >= 0:
             os.closerange(3, x_w)
@@ -1054,6 +1182,8 @@ class Server:
                 raise OSError("the seccomp filter could not be applied")
             if self.reseed is not None:  # the program's forks reseed `random`, as in CPython
                 os.register_at_fork(after_in_child=self.reseed)
+            for name in drop or ():
+                sys.modules.pop(name, None)
             return run_python_main(*prep, streams)
         argv = [str(a) for a in hdr["exec"]]
         env = dict(self.env)
