@@ -671,8 +671,11 @@ class _Sampler:
 
     def run_one(self, req: RunRequest, index: int = 0) -> float | None:
         wrapper = VALGRIND_WRAPPER if self.metric == "instructions" else None
+        # (layout randomized: a build must not be faster or slower run after run by where
+        # its code and objects happen to land; see `Sandbox.run`)
         r: ExecResult = self.sb.run(self.build, stdin=req.stdin, limits=self._limits_for(req),
-                                    argv=req.argv, extra_files=req.extra_files, wrapper=wrapper)
+                                    argv=req.argv, extra_files=req.extra_files, wrapper=wrapper,
+                                    randomize_layout=True)
         self.runs += 1
         if r.status != "ok":
             msg = r.message or (r.stderr.strip().splitlines() or [""])[-1]

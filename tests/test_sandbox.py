@@ -385,6 +385,25 @@ def test_stdlib_modules_a_program_imports_are_preloaded_and_its_own_modules_win(
         s.close()
 
 
+def test_randomize_layout_moves_a_python_programs_code_and_objects(sb):
+    b = sb.build("python", {"main.py": "import sys\ndef f():\n    return id(sys._getframe().f_code)\n"
+                                       "x = [object() for _ in range(5)]\n"
+                                       "print(id(sys._getframe().f_code), f(), id(x[-1]))\n"})
+    fixed = [sb.run(b).stdout for _ in range(6)]
+    moved = [sb.run(b, randomize_layout=True) for _ in range(12)]
+    assert all(r.status == "ok" for r in moved)
+    # without: the code objects the server cached for the build, every run
+    assert len({o.split()[0] for o in fixed}) == 1 and len({o.split()[1] for o in fixed}) == 1
+    # with: copies (the functions' code too) and objects wherever chance puts them
+    assert len({r.stdout.split()[0] for r in moved}) > 1
+    assert len({r.stdout.split()[1] for r in moved}) > 1
+    assert len({r.stdout.split()[2] for r in moved}) > 1
+    assert not {r.stdout.split()[0] for r in moved} & {fixed[0].split()[0]}
+    c = sb.build("c", {"main.c": "int main(void) { return 0; }\n"})
+    if c.ok:  # exec'd programs: the flag changes nothing (the kernel randomizes them)
+        assert sb.run(c, randomize_layout=True).status == "ok"
+
+
 # --------------------------------------------------------------------------- environment and isolation
 
 def test_clean_environment(sb, monkeypatch):

@@ -319,6 +319,23 @@ def test_calibration_is_cached_per_sandbox(sb):
     assert T.calibration_factor(sb, "wall") > 0
 
 
+def test_timed_runs_of_a_python_program_get_a_random_layout(sb):
+    """Timed runs ask the sandbox for a per-run random layout: a forked interpreter would
+    otherwise give every run of a build the same addresses, and a build-dependent layout
+    favours some builds over identical others run after run."""
+    b = sb.build("python", {"main.py": "import sys\nx = object()\nprint(id(sys._getframe().f_code), id(x))\n"})
+    seen = []
+
+    def verify(i, res):
+        seen.append(res.stdout)
+        return None
+    m = T.measure(sb, b, ["0"], repeats=5, max_repeats=5, min_of=1, verify=verify, calibrate=False)
+    assert m.ok, m.reason
+    assert len(seen) >= 6 and len(set(seen)) > 1, seen
+    # an untimed run keeps the server's fixed layout (the cached code object itself)
+    assert len({sb.run(b).stdout.split()[0] for _ in range(4)}) == 1
+
+
 def test_a_wrong_output_in_a_timed_run_invalidates_the_measurement(sb):
     """`verify` sees every timed run; the first rejected one ends the measurement or the
     comparison with the failing program and how (never an included sample)."""

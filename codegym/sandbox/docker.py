@@ -707,7 +707,7 @@ class DockerSandbox(LocalSandbox):
 
     def run(self, build: Build, stdin: str | bytes = "", limits: Limits | None = None,
             argv: Sequence[str] = (), extra_files: Mapping[str, str | bytes] | None = None,
-            wrapper: Sequence[str] | None = None) -> ExecResult:
+            wrapper: Sequence[str] | None = None, randomize_layout: bool = False) -> ExecResult:
         if not build.ok:
             assert build.result is not None
             return build.result
@@ -722,7 +722,7 @@ class DockerSandbox(LocalSandbox):
         self._tl.want = _Want(img, scope, limits.memory_mb)
         try:
             return super().run(build, stdin=stdin, limits=limits, argv=argv, extra_files=extra_files,
-                               wrapper=wrapper)
+                               wrapper=wrapper, randomize_layout=randomize_layout)
         finally:
             self._tl.want = None
 
@@ -793,9 +793,9 @@ class DockerTaskSandbox(Sandbox):
 
     def run(self, build: Build, stdin: str | bytes = "", limits: Limits | None = None,
             argv: Sequence[str] = (), extra_files: Mapping[str, str | bytes] | None = None,
-            wrapper: Sequence[str] | None = None) -> ExecResult:
+            wrapper: Sequence[str] | None = None, randomize_layout: bool = False) -> ExecResult:
         return self.parent.run(build, stdin=stdin, limits=limits, argv=argv, extra_files=extra_files,
-                               wrapper=wrapper)
+                               wrapper=wrapper, randomize_layout=randomize_layout)
 
     def run_many(self, build: Build, requests: Sequence[RunRequest], limits: Limits | None = None,
                  stop: Callable[[int, ExecResult], bool] | None = None) -> list[ExecResult | None]:

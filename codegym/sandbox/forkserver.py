@@ -433,6 +433,38 @@ def compile_main(path: str, max_bytes: int = -1):
         return None
 
 
+def relocated(code):
+    """A copy of `code` and of the code objects it holds (its functions' and classes'),
+    allocated now: wherever the allocator puts them, not where the cached originals
+    sit."""
+    consts = code.co_consts
+    if any(isinstance(c, types.CodeType) for c in consts):
+        consts = tuple(relocated(c) if isinstance(c, types.CodeType) else c for c in consts)
+    return code.replace(co_consts=consts)
+
+
+def scattered_heap(seed: int) -> list:
+    """Objects that take a random number (0-15) of blocks of every small-object size
+    class of the allocator, and a few random-sized larger blocks: held across a fork,
+    they move where the child's own allocations land, by chance (see
+    `Server.execute`, ``layout: random``)."""
+    held: list = []
+    r = seed
+    for size in range(16, 513, 16):  # pymalloc's size classes (16-byte alignment)
+        r = (r * 6364136223846793005 + 1442695040888963407) & 0xFFFFFFFFFFFFFFFF
+        k = (r >> 33) % 16
+        if size == 16:
+            held += [object() for _ in range(k)]
+        elif size == 32:
+            held += [float(i) + 0.5 for i in range(k)]
+        else:  # a bytes object of n bytes takes n + 33
+            held += [bytes(size - 33) for _ in range(k)]
+    for _ in range(4):
+        r = (r * 6364136223846793005 + 1442695040888963407) & 0xFFFFFFFFFFFFFFFF
+        held.append(bytes(513 + (r >> 33) % 16384))
+    return held
+
+
 def imported_modules(code) -> set[str]:
     """Names of the absolute imports (``import a.b``, ``from a import b``) in `code` and in
     the functions and classes it defines, read from the bytecode (no `ast` or `dis` in
@@ -817,7 +849,7 @@ class Server:
         # runs here and must not hold it (it could forge a report)
         x_r, x_w = os.pipe2(os.O_CLOEXEC) if py is None else (-1, -1)
         grown = set()
-        prep = drop = None
+        prep = drop = scatter = None
         if py is not None:
             main = _safe_rel(py["main"])
             path = os.path.join(self.box, main)
@@ -829,6 +861,16 @@ class Server:
             # set before the fork, so the child only reads it (a write there is a page copy)
             python_process_state(prep[1], self.streams)
             self.prepare_main(path, self.loader_for(path))
+            if hdr.get("layout") == "random" and code is not None:
+                # A timed run: the program's objects and code land where chance puts them.
+                # A forked interpreter has no address-space randomization of its own, and
+                # where the allocator places the program's hot objects follows this
+                # process's history (the requests it read, the builds it compiled): a
+                # fixed, build-dependent layout measurably favours some builds over
+                # identical others (up to ~3 % here).  Scattered, it is noise that the
+                # repeated, paired timings average out.
+                scatter = scattered_heap(int.from_bytes(os.urandom(8), "little"))
+                prep = (prep[0], prep[1], relocated(code))
             if self.reseed is not None:
                 self.reseed()
         # the server itself wires 0/1/2 for the child to inherit (and builds the
@@ -982,6 +1024,7 @@ class Server:
             "exec_error": exec_error,
         }
         blobs = [bytes(bufs[out_r]), bytes(bufs[err_r])]
+        del scatter  # (held until the program is gone: freed earlier, a page copy each)
         resp["collected"] = self.collect(hdr, blobs)
         return self.finish(resp, blobs, killed=True)
 

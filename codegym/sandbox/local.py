@@ -1153,7 +1153,7 @@ class LocalSandbox(Sandbox):
 
     def run(self, build: Build, stdin: str | bytes = "", limits: Limits | None = None,
             argv: Sequence[str] = (), extra_files: Mapping[str, str | bytes] | None = None,
-            wrapper: Sequence[str] | None = None) -> ExecResult:
+            wrapper: Sequence[str] | None = None, randomize_layout: bool = False) -> ExecResult:
         if not build.ok:
             assert build.result is not None
             return build.result
@@ -1163,6 +1163,8 @@ class LocalSandbox(Sandbox):
             header, blobs = self._request(build, stdin, limits, argv, extra_files, wrapper)
         except ValueError as e:
             return failure("runtime_error", str(e))
+        if randomize_layout:
+            header["layout"] = "random"  # (the forked interpreter's heap and code; `Sandbox.run`)
         res, _ = self._dispatch(header, blobs, limits, "run")
         return res
 

@@ -189,12 +189,13 @@ class SandboxWorker:
 
     def run(self, call_id: int, key: str, box: list, stdin: str | bytes, limits: Limits | None,
             argv: Sequence[str], extra_files: Mapping[str, bytes] | None,
-            wrapper: Sequence[str] | None) -> tuple[int, ExecResult]:
+            wrapper: Sequence[str] | None, randomize_layout: bool = False) -> tuple[int, ExecResult]:
         t0 = self._enter("run")
         try:
             b = self._build(key, box)
             return call_id, self.sb.run(b, stdin=stdin, limits=limits, argv=argv,
-                                        extra_files=extra_files, wrapper=wrapper)
+                                        extra_files=extra_files, wrapper=wrapper,
+                                        randomize_layout=randomize_layout)
         finally:
             self._leave(t0)
 
@@ -495,7 +496,7 @@ class RaySandbox(Sandbox):
 
     def run(self, build: Build, stdin: str | bytes = "", limits: Limits | None = None,
             argv: Sequence[str] = (), extra_files: Mapping[str, str | bytes] | None = None,
-            wrapper: Sequence[str] | None = None) -> ExecResult:
+            wrapper: Sequence[str] | None = None, randomize_layout: bool = False) -> ExecResult:
         if not build.ok:
             assert build.result is not None
             return build.result
@@ -506,7 +507,7 @@ class RaySandbox(Sandbox):
         extra = dict(extra_files) if extra_files else None
         return self._call("run", "run",
                           lambda: (key, [ref], stdin, limits, tuple(argv), extra,
-                                   tuple(wrapper) if wrapper else None),
+                                   tuple(wrapper) if wrapper else None, bool(randomize_layout)),
                           lambda why: failure("sandbox_error", f"ray sandbox infrastructure failure: {why}"))
 
     def run_many(self, build: Build, requests: Sequence[RunRequest], limits: Limits | None = None,

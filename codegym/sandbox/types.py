@@ -100,8 +100,14 @@ class Sandbox(abc.ABC):
     @abc.abstractmethod
     def run(self, build: Build, stdin: str | bytes = "", limits: Limits | None = None,
             argv: Sequence[str] = (), extra_files: Mapping[str, str | bytes] | None = None,
-            wrapper: Sequence[str] | None = None) -> ExecResult:
-        """Run a build once. `wrapper` is an argv prefix (e.g. valgrind) for exec'd programs."""
+            wrapper: Sequence[str] | None = None, randomize_layout: bool = False) -> ExecResult:
+        """Run a build once. `wrapper` is an argv prefix (e.g. valgrind) for exec'd programs.
+
+        `randomize_layout` (timed runs, `codegym.timing`): where a program's code and
+        objects land in memory changes by chance from run to run, so that no build is
+        favoured run after run by a layout it happens to get (programs run in a warm,
+        forked interpreter inherit one; exec'd programs have the kernel's per-run
+        address-space randomization already).  Backends without such a layout ignore it."""
 
     @abc.abstractmethod
     def run_many(self, build: Build, requests: Sequence[RunRequest], limits: Limits | None = None,
