@@ -137,6 +137,18 @@ def test_run_many_and_build_cache(dsb) -> None:
 
 
 @pytest.mark.docker
+def test_timed_runs_get_a_random_layout_in_containers_too(dsb) -> None:
+    """The container's fork server is the local one: `randomize_layout` moves a Python
+    program's code (a copy) and objects from run to run, and changes nothing else."""
+    b = dsb.build("python", {"main.py": "import sys\nx = object()\nprint(id(sys._getframe().f_code), id(x))\n"})
+    assert b.ok, b.result
+    fixed = {dsb.run(b).stdout.split()[0] for _ in range(3)}
+    moved = [dsb.run(b, randomize_layout=True) for _ in range(8)]
+    assert all(r.status == "ok" for r in moved), moved[0]
+    # (a run may land in either of the two containers: two fixed layouts at most)
+    assert len(fixed) <= 2 and len({r.stdout.split()[0] for r in moved}) > 2
+
+
 def test_stdin_bytes_pass_untouched(dsb) -> None:
     """Bytes that a TTY attach would treat as detach keys (ctrl-p ctrl-q) reach the program."""
     data = bytes(range(256)) * 4
