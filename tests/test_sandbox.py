@@ -358,29 +358,35 @@ def test_imported_modules_reads_every_import_of_the_bytecode():
 
 @pytest.mark.parametrize("mode", MODES)
 def test_stdlib_modules_a_program_imports_are_preloaded_and_its_own_modules_win(mode):
-    """The server imports the (allow-listed) stdlib modules a program imports -- in its
-    main file or its other files -- before forking it, and keeps them; a program's own
-    module named like a stdlib one is the one it imports, as with ``python3 main.py``."""
+    """The server imports the (allow-listed) stdlib modules a run's Python files import --
+    its main file, its other files, files in other folders (a driver's candidate) --
+    before forking it, and keeps them; a program's own module named like a stdlib one is
+    the one it imports, as with ``python3 main.py``."""
     if mode == "bwrap" and not bwrap_available():
         pytest.skip("bubblewrap (bwrap) is not installed")
     s = LocalSandbox(workers=1, isolation=mode)  # a fresh server: nothing preloaded yet
     try:
-        chk = ("import sys\nprint(sorted(m for m in ('fractions', 'decimal', 'statistics', 'this', 'heapq')"
-               " if m in sys.modules))\n")
+        names = "('fractions', 'decimal', 'statistics', 'this', 'heapq', 'string')"
+        chk = f"import sys\nprint(sorted(m for m in {names} if m in sys.modules))\n"
         plain = s.build("python", {"main.py": chk})
         assert s.run(plain).stdout == "[]\n"  # a program that imports nothing forks from a small server
         lazy = s.build("python", {"main.py": chk + "def never_called():\n    import fractions, this\n"})
         assert s.run(lazy).stdout == "['decimal', 'fractions']\n"  # (fractions imports decimal; not `this`)
         assert s.run(plain).stdout == "['decimal', 'fractions']\n"  # they stay
+        # a candidate in a folder of its own: its imports count, unless it has that module itself
+        r = s.run(plain, extra_files={"sol/cand.py": "import string\n", "sol/string.py": "X = 1\n"})
+        assert r.stdout == "['decimal', 'fractions']\n", r.stderr
+        r = s.run(plain, extra_files={"sol/cand.py": "import string\n"})
+        assert r.stdout == "['decimal', 'fractions', 'string']\n", r.stderr
         pkg = s.build("python", {"main.py": chk + "import helper\nprint(helper.mean([1, 2]))\n",
                                  "helper.py": "from statistics import mean\n"})
         r = s.run(pkg)
-        assert r.stdout == "['decimal', 'fractions', 'statistics']\n1.5\n", r.stderr
+        assert r.stdout == "['decimal', 'fractions', 'statistics', 'string']\n1.5\n", r.stderr
         stdlib = s.build("python", {"main.py": "import heapq\nprint(heapq.__file__.startswith('/usr/lib'))\n"})
         own = s.build("python", {"main.py": chk + "import heapq\nprint(heapq.X)\n", "heapq.py": "X = 'own'\n"})
-        for b, out in ((own, "[]\nown\n"), (stdlib, "True\n"), (own, "[]\nown\n")):
+        for b, out in ((own, "own\n"), (stdlib, "True\n"), (own, "own\n")):
             r = s.run(b)
-            assert r.stdout.replace("'decimal', 'fractions', 'statistics'", "") == out, r.stderr
+            assert r.stdout.endswith(out) and "heapq" not in r.stdout.splitlines()[0], (r.stdout, r.stderr)
     finally:
         s.close()
 

@@ -105,9 +105,6 @@ BASE_IMPORTS = ("_sitebuiltins", "importlib.machinery", "opcode")
 #: starts a browser).  Not threading: its at-fork hook costs every execution ~0.3 ms,
 #: more than the import saves the few programs that use it (measured with fork
 #: microbenchmarks)
-#: a build's other Python files scanned for PRELOAD imports: at most this many, this big
-MAX_SCANNED = 32
-MAX_SCANNED_BYTES = 1 << 18
 PRELOAD = frozenset(("collections", "itertools", "heapq", "bisect", "math", "functools", "re",
                      "json", "io", "random", "string", "array", "operator", "typing",
                      "dataclasses", "fractions", "decimal", "traceback", "copy", "struct",
@@ -419,15 +416,12 @@ def std_streams() -> tuple:
             make_stream(2, True, "backslashreplace", True, "<stderr>"))
 
 
-def compile_main(path: str, max_bytes: int = -1):
+def compile_main(path: str):
     """The program's code object, or None when it does not compile (the child then
-    compiles it again so that the SyntaxError is reported by the program itself) or is
-    larger than `max_bytes` (if given)."""
+    compiles it again so that the SyntaxError is reported by the program itself)."""
     try:
         with open(path, "rb") as f:
-            source = f.read(max_bytes + 1 if max_bytes >= 0 else -1)
-        if 0 <= max_bytes < len(source):
-            return None
+            source = f.read()
         return compile(source, path, "exec", dont_inherit=True)
     except BaseException:
         return None
@@ -1100,38 +1094,46 @@ class Server:
 
     def program_for(self, hdr: dict, main: str, path: str) -> tuple:
         """(compiled main file, the top-level module names its folder provides), cached
-        per build (build keys are content hashes).  The first time, the PRELOAD modules
-        the program imports are imported here."""
+        per build (build keys are content hashes).  The PRELOAD modules the program
+        imports -- its main file's, and those the host lists (``python.preload``: every
+        Python file of the run, e.g. a driver's candidate in a folder of its own) -- are
+        imported here first."""
         b = hdr.get("build")
         key = (b, main)
         prog = self.codes.get(key) if isinstance(b, str) else None
         if prog is None:
             code = compile_main(path)
-            local, others = self.local_modules(os.path.dirname(path), path)
+            local = self.local_modules(os.path.dirname(path))
             if code is not None:
-                names = imported_modules(code)
-                for other in others:
-                    co = compile_main(other, MAX_SCANNED_BYTES)
-                    if co is not None:
-                        names |= imported_modules(co)
-                want = set()
-                for name in names:
-                    top = name.partition(".")[0]
-                    if top not in local:  # the program's own module, not the stdlib's
-                        want.update(n for n in (top, name) if n in PRELOAD)
-                self.preload(sorted(want))
+                self.preload(self.wanted(imported_modules(code), local))
             prog = (code, local)
             if isinstance(b, str):
                 if len(self.codes) >= 16:
                     self.codes.pop(next(iter(self.codes)))
                 self.codes[key] = prog
+        listed = hdr["python"].get("preload")
+        if listed and isinstance(listed, list):
+            self.preload(self.wanted(listed, prog[1]))
         return prog
 
     @staticmethod
-    def local_modules(folder: str, main: str) -> tuple[frozenset, list[str]]:
-        """Top-level modules importable from `folder` (``x.py``, ``x.pyc``, extension
-        modules, packages), and its ``.py`` files other than `main` (at most MAX_SCANNED)."""
-        names, others = set(), []
+    def wanted(names, local: frozenset) -> list[str]:
+        """The PRELOAD modules among `names` (``a.b`` also names ``a``) that are not the
+        program's own (`local`), not imported yet, in a stable order."""
+        out = set()
+        for name in names:
+            if not isinstance(name, str):
+                continue
+            top = name.partition(".")[0]
+            if top not in local:
+                out.update(n for n in (top, name) if n in PRELOAD and n not in sys.modules)
+        return sorted(out)
+
+    @staticmethod
+    def local_modules(folder: str) -> frozenset:
+        """Top-level modules importable from `folder`: ``x.py``, ``x.pyc``, extension
+        modules, packages."""
+        names = set()
         try:
             import importlib.machinery as m
             suffixes = tuple(m.EXTENSION_SUFFIXES)
@@ -1146,8 +1148,6 @@ class Server:
                             names.add(n)
                     elif n.endswith(".py"):
                         names.add(n[:-3])
-                        if e.path != main and len(others) < MAX_SCANNED:
-                            others.append(e.path)
                     elif n.endswith(".pyc"):
                         names.add(n[:-4])
                     else:
@@ -1157,7 +1157,7 @@ class Server:
                                 break
         except OSError:
             pass
-        return frozenset(names), others
+        return frozenset(names)
 
     @staticmethod
     def shadowed(local: frozenset) -> list[str]:

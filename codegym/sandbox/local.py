@@ -73,6 +73,7 @@ solution, a test generator) is ever reachable from inside a sandbox.
 
 from __future__ import annotations
 
+import ast
 import collections
 import functools
 import hashlib
@@ -658,6 +659,54 @@ def _normalised(language: str, files: Mapping[str, str | bytes]) -> tuple[Langua
                                result=failure("compile_error", str(e), phase="compile"))
 
 
+#: modules a Python file imports, by the file's content hash (see `_preload_list`)
+_IMPORTS: dict[bytes, frozenset[str]] = {}
+_IMPORTS_MAX = 4096
+
+
+def _imports_of(data: bytes) -> frozenset[str]:
+    """Absolute imports of a Python source (anywhere in it); nothing if it does not parse."""
+    key = hashlib.sha1(data).digest()
+    got = _IMPORTS.get(key)
+    if got is None:
+        names: set[str] = set()
+        if len(data) <= 1 << 20:
+            try:
+                for node in ast.walk(ast.parse(data)):
+                    if isinstance(node, ast.Import):
+                        names.update(a.name for a in node.names)
+                    elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                        names.add(node.module)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                pass
+        got = frozenset(names)
+        if len(_IMPORTS) >= _IMPORTS_MAX:
+            _IMPORTS.pop(next(iter(_IMPORTS)), None)
+        _IMPORTS[key] = got
+    return got
+
+
+def _preload_list(files: Mapping[str, bytes | tuple[bytes, int]]) -> list[str]:
+    """The fork server's PRELOAD modules that the run's Python files import (any of them:
+    a driver's candidate sits in a folder of its own), except names the run's own files
+    or folders provide (its module must stay the one it imports).  `files`: path ->
+    content, or (content, mode) as a build lays them out."""
+    own: set[str] = set()
+    wanted: set[str] = set()
+    for rel, data in files.items():
+        *dirs, name = rel.split("/")
+        own.update(dirs)
+        own.add(name.partition(".")[0])
+        if name.endswith(".py"):
+            wanted |= _imports_of(data[0] if isinstance(data, tuple) else data)
+    out: set[str] = set()
+    for n in wanted:
+        top = n.partition(".")[0]
+        if top not in own:
+            out.update(x for x in (top, n) if x in fs.PRELOAD)
+    return sorted(out)
+
+
 def _norm_files(files: Mapping[str, str | bytes]) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     for k, v in files.items():
@@ -1147,6 +1196,10 @@ class LocalSandbox(Sandbox):
             header["build"] = launched[1]
         elif inprocess:
             header["python"] = {"main": spec.main_file, "argv": args}
+        if inprocess:
+            preload = _preload_list({**layout, **extra} if extra else layout)
+            if preload:
+                header["python"]["preload"] = preload
         else:
             header["exec"] = [*(wrapper or ()), *spec.run_argv(limits.memory_mb), *args]
         return header, blobs
