@@ -387,6 +387,11 @@ def test_stdlib_modules_a_program_imports_are_preloaded_and_its_own_modules_win(
         for b, out in ((own, "own\n"), (stdlib, "True\n"), (own, "own\n")):
             r = s.run(b)
             assert r.stdout.endswith(out) and "heapq" not in r.stdout.splitlines()[0], (r.stdout, r.stderr)
+        # what is the program's own is decided per run: the same build, its module given as an extra file
+        either = s.build("python", {"main.py": "import heapq\nprint(getattr(heapq, 'X', 'stdlib'))\n"})
+        assert s.run(either).stdout == "stdlib\n"
+        assert s.run(either, extra_files={"heapq.py": "X = 'own'\n"}).stdout == "own\n"
+        assert s.run(either).stdout == "stdlib\n"
     finally:
         s.close()
 

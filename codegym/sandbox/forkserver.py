@@ -1093,28 +1093,27 @@ class Server:
         return streams
 
     def program_for(self, hdr: dict, main: str, path: str) -> tuple:
-        """(compiled main file, the top-level module names its folder provides), cached
-        per build (build keys are content hashes).  The PRELOAD modules the program
-        imports -- its main file's, and those the host lists (``python.preload``: every
-        Python file of the run, e.g. a driver's candidate in a folder of its own) -- are
-        imported here first."""
+        """(compiled main file, the top-level modules the run's files put next to it).
+        The code is cached per build (build keys are content hashes); the first time, the
+        PRELOAD modules it imports are imported here, and every time those the host lists
+        (``python.preload``: every Python file of the run, e.g. a driver's candidate in a
+        folder of its own)."""
+        local = self.local_modules(hdr, main)
         b = hdr.get("build")
         key = (b, main)
-        prog = self.codes.get(key) if isinstance(b, str) else None
-        if prog is None:
+        code = self.codes.get(key, False) if isinstance(b, str) else False
+        if code is False:
             code = compile_main(path)
-            local = self.local_modules(os.path.dirname(path))
             if code is not None:
                 self.preload(self.wanted(imported_modules(code), local))
-            prog = (code, local)
             if isinstance(b, str):
                 if len(self.codes) >= 16:
                     self.codes.pop(next(iter(self.codes)))
-                self.codes[key] = prog
+                self.codes[key] = code
         listed = hdr["python"].get("preload")
         if listed and isinstance(listed, list):
-            self.preload(self.wanted(listed, prog[1]))
-        return prog
+            self.preload(self.wanted(listed, local))
+        return code, local
 
     @staticmethod
     def wanted(names, local: frozenset) -> list[str]:
@@ -1130,33 +1129,23 @@ class Server:
         return sorted(out)
 
     @staticmethod
-    def local_modules(folder: str) -> frozenset:
-        """Top-level modules importable from `folder`: ``x.py``, ``x.pyc``, extension
-        modules, packages."""
+    def local_modules(hdr: dict, main: str) -> frozenset:
+        """Top-level modules importable from the main file's folder, from the files this
+        request lays out (the run directory holds nothing else): ``x.py``, ``x.pyc``,
+        extension modules (``x.<anything>.so``), packages (``x/__init__.py``)."""
+        folder = main.rpartition("/")[0]
+        prefix = folder + "/" if folder else ""
         names = set()
-        try:
-            import importlib.machinery as m
-            suffixes = tuple(m.EXTENSION_SUFFIXES)
-        except ImportError:
-            suffixes = (".so",)
-        try:
-            with os.scandir(folder) as it:
-                for e in it:
-                    n = e.name
-                    if e.is_dir(follow_symlinks=True):
-                        if any(os.path.exists(os.path.join(e.path, f"__init__{x}")) for x in (".py", ".pyc")):
-                            names.add(n)
-                    elif n.endswith(".py"):
-                        names.add(n[:-3])
-                    elif n.endswith(".pyc"):
-                        names.add(n[:-4])
-                    else:
-                        for x in suffixes:
-                            if n.endswith(x):
-                                names.add(n[:-len(x)])
-                                break
-        except OSError:
-            pass
+        for f in hdr.get("files", ()):
+            rel = f[0] if isinstance(f, list) and f and isinstance(f[0], str) else ""
+            if not rel.startswith(prefix) or rel == main:
+                continue
+            first, sep, rest = rel[len(prefix):].partition("/")
+            if sep:
+                if rest in ("__init__.py", "__init__.pyc"):
+                    names.add(first)
+            elif first.endswith((".py", ".pyc", ".so")):
+                names.add(first.partition(".")[0])
         return frozenset(names)
 
     @staticmethod
