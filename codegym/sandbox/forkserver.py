@@ -94,13 +94,14 @@ PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 
 #: stdlib modules the server imports at start (besides its own imports above)
-BASE_IMPORTS = ("_sitebuiltins", "importlib.machinery", "opcode")
+BASE_IMPORTS = ("_sitebuiltins", "importlib.machinery")
 #: stdlib modules the server imports before it forks a Python program that imports
-#: them (found in its compiled code, `imported_modules`), so that the program starts
-#: warm.  They stay imported for every later run of the slot; a program that imports
-#: none of them forks from a smaller process: every page of this process's heap is one
-#: more page table entry to copy at each fork and to drop at each exit (the whole list
-#: imported up front made a trivial program's run ~9 % dearer).  Only these: importing
+#: them (the host lists the imports of the run's Python files, ``python.preload``;
+#: see `imported_modules`), so that the program starts warm.  They stay imported for
+#: every later run of the slot; a program that imports none of them forks from a
+#: smaller process: every page of this process's heap is one more page table entry to
+#: copy at each fork and to drop at each exit (the whole list imported up front made a
+#: trivial program's run ~9 % dearer).  Only these: importing
 #: whatever a program names would run arbitrary stdlib code here (``antigravity``
 #: starts a browser).  Not threading: its at-fork hook costs every execution ~0.3 ms,
 #: more than the import saves the few programs that use it (measured with fork
@@ -460,9 +461,10 @@ def scattered_heap(seed: int) -> list:
 
 
 def imported_modules(code) -> set[str]:
-    """Names of the absolute imports (``import a.b``, ``from a import b``) in `code` and in
-    the functions and classes it defines, read from the bytecode (no `ast` or `dis` in
-    the server).  Imports built at run time (``__import__(name)``) are not seen."""
+    """Names of the imports (``import a.b``, ``from a import b``) in `code` and in the
+    functions and classes it defines, read from the bytecode (the host lists a run's
+    PRELOAD candidates with it).  Imports built at run time (``__import__(name)``) are
+    not seen; a relative import names its module without the dots."""
     try:
         import opcode
         imp, ext = opcode.opmap["IMPORT_NAME"], opcode.opmap["EXTENDED_ARG"]
@@ -543,10 +545,10 @@ def run_python_main(path: str, argv: list[str], code, streams) -> int:
     streams on fds 0/1/2 with the interpreter's settings; SystemExit and uncaught
     exceptions are handled as the interpreter does.  Differences from a fresh
     interpreter: the PRELOAD modules it imports (and those earlier programs of the
-    slot imported) are already imported, unless its own folder has a module of
-    that name (`Server.shadowed`), the string hash seed is the server's, and `exit`/`quit` exist as with `site`.  `code` is
-    the compiled program (None: compiled here, so that its SyntaxError is the
-    program's own).  Returns the exit code.
+    slot imported) are already imported, unless its own folder has a module of that
+    name (`Server.shadowed`); the string hash seed is the server's; `exit`/`quit`
+    exist as with `site`.  `code` is the compiled program (None: compiled here, so
+    that its SyntaxError is the program's own).  Returns the exit code.
     """
     # (atexit, builtins, types: module globals; an import statement here would walk the
     # import machinery in every child, ~25 page copies)
@@ -1094,18 +1096,16 @@ class Server:
 
     def program_for(self, hdr: dict, main: str, path: str) -> tuple:
         """(compiled main file, the top-level modules the run's files put next to it).
-        The code is cached per build (build keys are content hashes); the first time, the
-        PRELOAD modules it imports are imported here, and every time those the host lists
-        (``python.preload``: every Python file of the run, e.g. a driver's candidate in a
-        folder of its own)."""
+        The code is cached per build (build keys are content hashes).  The PRELOAD
+        modules the host lists (``python.preload``: imported by any Python file of the
+        run, the main file or e.g. a driver's candidate in a folder of its own) are
+        imported here first."""
         local = self.local_modules(hdr, main)
         b = hdr.get("build")
         key = (b, main)
         code = self.codes.get(key, False) if isinstance(b, str) else False
         if code is False:
             code = compile_main(path)
-            if code is not None:
-                self.preload(self.wanted(imported_modules(code), local))
             if isinstance(b, str):
                 if len(self.codes) >= 16:
                     self.codes.pop(next(iter(self.codes)))

@@ -73,7 +73,6 @@ solution, a test generator) is ever reachable from inside a sandbox.
 
 from __future__ import annotations
 
-import ast
 import collections
 import functools
 import hashlib
@@ -665,19 +664,16 @@ _IMPORTS_MAX = 4096
 
 
 def _imports_of(data: bytes) -> frozenset[str]:
-    """Absolute imports of a Python source (anywhere in it); nothing if it does not parse."""
+    """Modules a Python source imports (anywhere in it: `forkserver.imported_modules`);
+    nothing if it does not compile."""
     key = hashlib.sha1(data).digest()
     got = _IMPORTS.get(key)
     if got is None:
         names: set[str] = set()
         if len(data) <= 1 << 20:
             try:
-                for node in ast.walk(ast.parse(data)):
-                    if isinstance(node, ast.Import):
-                        names.update(a.name for a in node.names)
-                    elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                        names.add(node.module)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                names = fs.imported_modules(compile(data, "<run file>", "exec", dont_inherit=True))
+            except Exception:  # noqa: BLE001 -- (SyntaxError, ValueError, RecursionError, ...)
                 pass
         got = frozenset(names)
         if len(_IMPORTS) >= _IMPORTS_MAX:
