@@ -14,7 +14,7 @@ install:
 	$(PIP) install -q -e '.[test]'
 
 demo: install
-	$(PYTHON) -m codegym.demo
+	$(PYTHON) -m codegym.cli.demo
 
 test: install
 	$(PYTHON) -m pytest -q -n 2 $(PYTEST_ARGS)

@@ -23,8 +23,8 @@ import time
 import tracemalloc
 
 from codegym.envs.code_env import CodeEnv
-from codegym.limits import Limits
-from codegym.task import Task
+from codegym.core.limits import Limits
+from codegym.tasks.schema import Task
 
 
 def make_module(n_funcs: int = 50) -> str:

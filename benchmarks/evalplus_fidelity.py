@@ -22,7 +22,7 @@ from pathlib import Path
 from codegym.importers.common import judge_references
 from codegym.importers.humaneval import import_humaneval
 from codegym.sandbox import make_sandbox
-from codegym.suite import load_suite
+from codegym.tasks.suite import load_suite
 
 BENCH = Path("/work/shared/benchmarks")
 SOURCES = {

@@ -23,7 +23,7 @@ from rich.table import Table
 import codegym  # noqa: F401
 from codegym.agents import OracleAgent
 from codegym.sandbox import get_language
-from codegym.suite import load_suite
+from codegym.tasks.suite import load_suite
 
 FAMILIES = [("PerfCode", "codegym/PerfCode-v0", "perfcode"),
             ("DMC-Optim", "codegym/DMCOptim-v0", "dmcoptim"),

@@ -39,7 +39,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from codegym.limits import Limits
+from codegym.core.limits import Limits
 
 PY_ECHO = "import sys\ndata = sys.stdin.read()\nsys.stdout.write(data[::-1])\n"
 PY_FAIL = "raise RuntimeError('expected failure')\n"

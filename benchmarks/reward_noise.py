@@ -50,7 +50,7 @@ import gymnasium as gym  # noqa: E402
 
 import codegym  # noqa: E402,F401
 from codegym.agents import BaselineAgent, OracleAgent  # noqa: E402
-from codegym.suite import load_suite  # noqa: E402
+from codegym.tasks.suite import load_suite  # noqa: E402
 from codegym.wrappers import TimedReward  # noqa: E402
 
 TARGET_SPEEDUP = 1.5

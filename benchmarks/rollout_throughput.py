@@ -40,7 +40,7 @@ import codegym  # noqa: F401  (registers the ids)
 from codegym.agents import OracleAgent
 from codegym.rollout import collect
 from codegym.sandbox import make_sandbox
-from codegym.suite import load_suite
+from codegym.tasks.suite import load_suite
 
 
 def run_once(envs: list, tasks: int | None, group_size: int) -> tuple[float, int, list[str]]:

@@ -11,7 +11,7 @@ and executions per second on 1 and 2 concurrent workers:
 3. the local sandbox without bubblewrap (rlimits only, CODEGYM_NO_BWRAP),
 4. a trivial C binary in both modes (and as a bare subprocess),
 
-and, when codegym.judge and codegym.task are available, the time to judge a
+and, when codegym.judge.run and codegym.tasks.schema are available, the time to judge a
 100-case stdio task and a 100-case function task.
 
     python benchmarks/sandbox_throughput.py [--batches 5] [--n 200] [--quick]
@@ -149,7 +149,7 @@ def sandboxed(sb: LocalSandbox, build, workers: int):
 def judge_rows(sb, k: int) -> list[tuple]:
     try:
         from codegym import load_task
-        from codegym.judge import judge
+        from codegym.judge.run import judge
     except ImportError:
         return [("judge 100-case stdio / function", "-", "skipped: judge not available", "", "", "", "")]
     rows = []

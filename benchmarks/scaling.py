@@ -1,6 +1,6 @@
 """Judge throughput of the sandbox backends: local, docker and ray, on 1 and 2 workers.
 
-One *judge* is `codegym.judge.judge` of a task's reference solution on its hidden
+One *judge* is `codegym.judge.run.judge` of a task's reference solution on its hidden
 split (no timing) -- real judge-bound work: generated tests, a build, one run per
 case, checks. The same fixed list of tasks is judged by every configuration, with
 as many judges in flight as the configuration has workers:
@@ -44,7 +44,7 @@ from typing import Callable
 
 from codegym import load_suite
 from codegym.agents.base import task_language_files
-from codegym.judge import judge
+from codegym.judge.run import judge
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""How precise and how honest are codegym's timings? (codegym.timing)
+"""How precise and how honest are codegym's timings? (codegym.timing.measurement)
 
 Prints two tables, measured on this machine in the local sandbox:
 
@@ -36,7 +36,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from codegym import timing as T  # noqa: E402
+from codegym.timing import measurement as T  # noqa: E402
 from codegym.sandbox import make_sandbox  # noqa: E402
 
 PY_SRC = """import sys

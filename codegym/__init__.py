@@ -15,13 +15,13 @@ __version__ = "0.1.0"
 
 # public name -> module that defines it
 _LAZY = {
-    "load_task": "codegym.task",
-    "Task": "codegym.task",
-    "TestCase": "codegym.task",
-    "TaskValidationError": "codegym.task",
-    "load_suite": "codegym.suite",
-    "Suite": "codegym.suite",
-    "list_suites": "codegym.suite",
+    "load_task": "codegym.tasks.schema",
+    "Task": "codegym.tasks.schema",
+    "TestCase": "codegym.tasks.schema",
+    "TaskValidationError": "codegym.tasks.schema",
+    "load_suite": "codegym.tasks.suite",
+    "Suite": "codegym.tasks.suite",
+    "list_suites": "codegym.tasks.suite",
 }
 
 __all__ = ["__version__", *_LAZY]

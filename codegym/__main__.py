@@ -2,6 +2,6 @@
 
 import sys
 
-from codegym.cli import main
+from codegym.cli.main import main
 
 sys.exit(main())

@@ -275,10 +275,15 @@ class FakeOpenAIServer:
             self.headers.append(dict(h.headers.items()))
             self.in_flight += 1
             self.max_concurrent = max(self.max_concurrent, self.in_flight)
+        # a request stops counting as in flight before its reply is written: the client
+        # may send its next request as soon as it has read this one's reply
+        done = False
         try:
             reply = self._next_reply(request)
             if reply.delay:
                 self._closing.wait(reply.delay)
+            self._leave()
+            done = True
             if reply.drop:
                 h.close_connection = True
                 try:
@@ -294,8 +299,12 @@ class FakeOpenAIServer:
             else:
                 self._send(h, 200, self._completion(request, reply), reply.headers)
         finally:
-            with self._lock:
-                self.in_flight -= 1
+            if not done:
+                self._leave()
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def _completion(self, request: dict[str, Any], reply: Reply) -> dict[str, Any]:
         content = reply.content

@@ -22,8 +22,8 @@ Action: the whole reply text goes to the env (its action parser finds fenced
 blocks, diffs, SEARCH/REPLACE blocks, JSON tool calls and ``submit``). Native
 tool calls are rendered as a ```` ```json ```` block of
 ``{"name": ..., "arguments": {...}}`` objects, the tool-call format
-`codegym.actions.parse_action` accepts. With ``use_tools=True`` the request
-offers ``tools=codegym.actions.TOOL_SCHEMAS``.
+`codegym.edits.parse.parse_action` accepts. With ``use_tools=True`` the request
+offers ``tools=codegym.edits.parse.TOOL_SCHEMAS``.
 
 Token ids and log-probs (``self.last_turn`` after each `act`):
 
@@ -300,7 +300,7 @@ def response_tokens(data: Mapping[str, Any]) -> tuple[list[int] | None, list[int
 
 
 def _render_tool_calls(calls: Sequence[Mapping[str, Any]]) -> str:
-    """OpenAI ``tool_calls`` as the JSON tool-call text `codegym.actions.parse_action` reads."""
+    """OpenAI ``tool_calls`` as the JSON tool-call text `codegym.edits.parse.parse_action` reads."""
     out = []
     for call in calls:
         fn = call.get("function") or {}
@@ -374,7 +374,7 @@ class LLMAgent:
         logprobs: ask for sampled-token log-probs.
         token_ids: ``"auto"``, ``"vllm"``, ``"sglang"`` or ``"off"``: which token-id request
             fields to send (module docstring).
-        use_tools: offer ``codegym.actions.TOOL_SCHEMAS`` as OpenAI tools.
+        use_tools: offer ``codegym.edits.parse.TOOL_SCHEMAS`` as OpenAI tools.
         check_prefix: run the prefix-preservation check when prompt ids come back.
         headers: extra HTTP headers.
         name: agent name in records (default ``llm:<model>``).
@@ -587,7 +587,7 @@ class LLMAgent:
             body["logprobs"] = True
             body["top_logprobs"] = 0
         if self.use_tools:
-            from codegym.actions import TOOL_SCHEMAS
+            from codegym.edits.parse import TOOL_SCHEMAS
             body["tools"] = TOOL_SCHEMAS
             body["tool_choice"] = "auto"
         body.update(self._token_fields())

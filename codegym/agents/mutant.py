@@ -26,7 +26,7 @@ import random
 import re
 from typing import Any, Sequence
 
-from codegym.actions import render_action
+from codegym.edits.parse import render_action
 from codegym.agents.base import task_language_files
 
 IMPLIED = {"syntax": "compile_error", "crash": "runtime_error", "loop": "timeout",
@@ -38,7 +38,7 @@ _FLIP = {"+": "-", "-": "+", "*": "+", "<": ">=", ">": "<=", "<=": ">", ">=": "<
 
 
 def _parser(language: str):
-    from codegym.diffs import parser_for as diffs_parser  # one tree-sitter setup for the package
+    from codegym.edits.units import parser_for as diffs_parser  # one tree-sitter setup for the package
     return diffs_parser(language)
 
 

@@ -16,7 +16,7 @@ from collections import defaultdict, deque
 from pathlib import Path
 from typing import Any
 
-from codegym.actions import EDIT_FORMATS, render_action
+from codegym.edits.parse import EDIT_FORMATS, render_action
 from codegym.agents.base import task_language_files
 
 

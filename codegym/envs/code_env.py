@@ -2,10 +2,10 @@
 
 One task is one episode. `reset` lays out the task's starter workspace and
 returns the prompt; each `step(text)` parses the text into edits
-(`codegym.actions`), applies them to the workspace (`codegym.workspace`) so the
+(`codegym.edits.parse`), applies them to the workspace (`codegym.edits.workspace`) so the
 step produces a diff, splits that diff into syntax-aware units with the
-character span of the action text that wrote each (`codegym.diffs`), and
-answers with feedback from the public tests (`codegym.judge`). `submit`, or the
+character span of the action text that wrote each (`codegym.edits.units`), and
+answers with feedback from the public tests (`codegym.judge.run`). `submit`, or the
 last turn with `auto_submit`, runs the hidden tests (and, with `timing`, measures
 the perf split) and ends the episode.
 
@@ -19,7 +19,7 @@ Example:
     >>> env.close()
 
 `info` after every step carries: task_id, task_hash, turn, turns_left, language,
-diff, cumulative_diff, diff_units (dicts of `codegym.diffs.DiffUnit`), edits
+diff, cumulative_diff, diff_units (dicts of `codegym.edits.units.DiffUnit`), edits
 (formats used, spans, tool calls), error (None or the message), judge (the
 report of this step as a dict, None if no tests ran), submitted,
 reward_components, action_chars.
@@ -33,12 +33,12 @@ from typing import Any, Mapping, Sequence
 import gymnasium as gym
 import numpy as np
 
-from codegym.actions import FORMATS, format_help, parse_action, view_file
-from codegym.diffs import EditSpan, attach_spans, split_units
+from codegym.edits.parse import FORMATS, format_help, parse_action, view_file
+from codegym.edits.units import EditSpan, attach_spans, split_units
 from codegym.envs import feedback as fb
-from codegym.spaces import CodeText
-from codegym.task import Task, canonical_language
-from codegym.workspace import Workspace, WorkspaceError
+from codegym.core.spaces import CodeText
+from codegym.tasks.schema import Task, canonical_language
+from codegym.edits.workspace import Workspace, WorkspaceError
 
 #: largest observation and action, in characters (the spaces' max_length)
 MAX_OBSERVATION_CHARS = 1 << 20
@@ -51,7 +51,7 @@ REWARD_MODES = ("pass_fraction", "binary")
 def _resolve_tasks(suite: Any, tasks: Sequence[Task] | None) -> list[Task]:
     if tasks is not None:
         return list(tasks)
-    from codegym.suite import Suite, load_suite
+    from codegym.tasks.suite import Suite, load_suite
     if isinstance(suite, Suite):
         return list(suite)
     if suite is None:
@@ -64,14 +64,14 @@ class CodeEnv(gym.Env[str, str]):
 
     Args:
         suite: suite name (``"perfcode"``), a directory of task YAMLs, one YAML file,
-            or a `codegym.suite.Suite`.
+            or a `codegym.tasks.suite.Suite`.
         tasks: explicit list of `Task`s (instead of `suite`).
         task_id: always use this task (else seeded sampling, or ``options["task_id"]``).
         max_turns: turns per episode (>= 1).
         feedback: ``"public"`` (verdict and first failing public case), ``"full"``
             (every failing public case) or ``"none"`` (no tests before submission).
         auto_submit: the last turn submits (else running out of turns truncates unjudged).
-        formats: accepted edit formats (subset of `codegym.actions.FORMATS`).
+        formats: accepted edit formats (subset of `codegym.edits.parse.FORMATS`).
         language: submission language (for stdio tasks that accept several).
         reward: ``"pass_fraction"`` (hidden tests passed / total) or ``"binary"``.
         timing: measure the perf split of an accepted submission (adds
@@ -194,7 +194,7 @@ class CodeEnv(gym.Env[str, str]):
         }
 
     def _judge(self, split: str, early_exit: bool, timing: bool | str = False) -> dict:
-        from codegym.judge import judge
+        from codegym.judge.run import judge
         report = judge(self.task, self.workspace.files, sandbox=self.sandbox, split=split,
                        timing=timing, early_exit=early_exit, language=self.language)
         return report.to_dict()

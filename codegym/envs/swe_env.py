@@ -2,15 +2,15 @@
 
 A `CodeEnv` whose workspace is the task's repository: `reset` gives the episode
 a private git working tree copied from the task's pristine base
-(`codegym.swe.base_tree`), and the prompt shows the issue and the file listing
-instead of whole files. Edits come in every `codegym.actions` format (code
+(`codegym.tasks.repo.base_tree`), and the prompt shows the issue and the file listing
+instead of whole files. Edits come in every `codegym.edits.parse` format (code
 blocks with a path, unified diffs -- a ``git diff`` applies as is --,
 SEARCH/REPLACE blocks, ``write_file`` / ``str_replace`` / ``insert`` tool
-calls); ``submit`` grades with `codegym.swe` (test files restored, test patch
+calls); ``submit`` grades with `codegym.tasks.repo` (test files restored, test patch
 applied, FAIL_TO_PASS and PASS_TO_PASS, resolution FULL / PARTIAL / NO).
 
 Repository tools (JSON tool calls, bare, in a ```` ```json ```` block or in
-``<tool_call>`` tags, like `codegym.actions`' tool calls)::
+``<tool_call>`` tags, like `codegym.edits.parse`' tool calls)::
 
     view_file(path, start_line?, end_line?)  a file or a range of it; a folder: its files
     list_files(path?)                        files under a folder (default: all)
@@ -31,7 +31,7 @@ resolution and every listed test's status.
     >>> info["swe"]["resolution"], reward
     ('NO', 0.0)
 
-The repository tools are read here because `codegym.actions` rejects tool names
+The repository tools are read here because `codegym.edits.parse` rejects tool names
 it does not know; calls that mix them with edit tools in one JSON value are
 refused with a message saying to send them separately.
 """
@@ -46,8 +46,8 @@ from typing import Any, Mapping
 
 import gymnasium as gym
 
-from codegym import swe
-from codegym.actions import ParsedAction, parse_action, view_file
+from codegym.tasks import repo as swe
+from codegym.edits.parse import ParsedAction, parse_action, view_file
 from codegym.envs import feedback as fb
 from codegym.envs.code_env import CodeEnv
 
@@ -217,7 +217,7 @@ def extract_repo_tools(text: str) -> tuple[list[RepoCall], str, str | None]:
 
     A JSON value is taken when every call in it is a repository tool (`REPO_TOOLS`);
     blanking keeps every other character at its offset, so the spans of the edits
-    `codegym.actions.parse_action` reads from the rest still index `text`."""
+    `codegym.edits.parse.parse_action` reads from the rest still index `text`."""
     calls: list[RepoCall] = []
     chars = list(text)
     for start, end, js, je in _regions(text):
@@ -295,7 +295,7 @@ class SWEEnv(CodeEnv):
         return files
 
     def _judge(self, split: str, early_exit: bool, timing: bool | str = False) -> dict:
-        from codegym.judge import judge
+        from codegym.judge.run import judge
         report = judge(self.task, self._judge_files(), sandbox=self.sandbox, split=split,
                        early_exit=early_exit, language=self.language)
         return report.to_dict()

@@ -14,7 +14,7 @@ report. The package holds:
   turn statistics (numpy only);
 - `codegym.evaluation.report`: ``results.json``, ``summary.md`` and a self-contained
   ``report.html``;
-- `codegym.evaluation.cli`: the two commands.
+- `codegym.cli.eval`: the two commands.
 
     >>> from codegym.evaluation import load_config, run_eval, write_report
     >>> summary = run_eval("configs/eval.yaml", "out/eval-example")    # doctest: +SKIP

@@ -5,7 +5,7 @@ This module owns:
 - the pydantic models of an eval config (`EvalConfig`, `AgentEntry`, `SuiteEntry`,
   `TimingConfig`, `BootstrapConfig`); errors name file, line and field exactly like
   task files (``eval.yaml:12: suites[1].since: expected date (YYYY-MM-DD)``): the YAML is
-  read with `codegym.task`'s line-keeping loader and pydantic's errors go through the
+  read with `codegym.tasks.schema`'s line-keeping loader and pydantic's errors go through the
   same message table;
 - `load_config(path)` -> `EvalConfig` (validated, relative paths resolved against the
   config's folder, suites loaded and filtered, so an empty filter or an unknown suite is
@@ -47,7 +47,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from codegym.task import (TaskError, TaskValidationError, _display, _Doc, _pydantic_message,
+from codegym.tasks.schema import (TaskError, TaskValidationError, _display, _Doc, _pydantic_message,
                           format_path)
 
 __all__ = ["EvalConfig", "AgentEntry", "SuiteEntry", "TimingConfig", "BootstrapConfig",
@@ -98,7 +98,7 @@ class AgentEntry(_Model):
 
 class SuiteEntry(_Model):
     """One source of tasks: a suite (name or path) or an env id (its default suite), with
-    filters (`codegym.suite.Suite.filter`) and env options shared by every agent."""
+    filters (`codegym.tasks.suite.Suite.filter`) and env options shared by every agent."""
 
     suite: str | None = None
     env: str | None = None
@@ -336,7 +336,7 @@ def redact_text(text: str) -> str:
 
 
 def _load_entry_tasks(cfg: EvalConfig, i: int) -> list[Any]:
-    from codegym.suite import load_suite
+    from codegym.tasks.suite import load_suite
 
     e = cfg.suites[i]
     if e.suite is not None:

@@ -19,7 +19,7 @@ task under two entries (e.g. two languages) counts twice.
 
 Head-to-head on a task: correctness first (the larger fraction of correct samples
 wins); equal non-zero correctness is broken by speed when a direct interleaved
-comparison of the two agents' programs (`codegym.timing.compare` via the runner) was
+comparison of the two agents' programs (`codegym.timing.measurement.compare` via the runner) was
 significant; otherwise a tie (half a win each).
 """
 

@@ -13,7 +13,7 @@ This module owns ``codegym eval``'s execution:
 - the run's manifest (``manifest.json``): the config (secrets redacted), its file
   text, the codegym version, every task's content hash, the fingerprint of all that
   (a resumed run must match it), and per session the machine, the sandbox and its
-  calibration factor (`codegym.timing.calibration_factor`).
+  calibration factor (`codegym.timing.measurement.calibration_factor`).
 - `make_eval_agent(entry, config)`: an agent from a config entry.
 
 Fairness: every agent plays the same tasks with the same seeds (sample i of every task
@@ -29,7 +29,7 @@ turns, per-step actions/diffs/edit formats/errors, the final diff and files, usa
 the baseline with its CI and significance (`codegym.wrappers.TimedReward` in speedup
 mode), relative efficiency from baseline toward reference (`StagedReward.times`,
 `codegym.wrappers.staged.improvement`) and the strict top-X% events (`TimedReward` in
-percentile mode over the task's recorded runtime distribution, `codegym.runtimes`).
+percentile mode over the task's recorded runtime distribution, `codegym.tasks.runtimes`).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from codegym.calibrate import machine_facts
+from codegym.judge.calibrate import machine_facts
 from codegym.evaluation.config import AgentEntry, EpisodeSpec, EvalConfig, load_config, redact, redact_text
 
 __all__ = ["run_eval", "RunSummary", "ResultStore", "EvalError", "make_eval_agent", "read_manifest",
@@ -259,7 +259,7 @@ def _sum_usage(turns: Iterable[dict[str, Any] | None]) -> dict[str, int]:
 
 def play_episode(cfg: EvalConfig, spec: EpisodeSpec, worker: _Worker) -> dict[str, Any]:
     """Play one planned episode; returns its record (see the module docstring)."""
-    from codegym.runner import run_episode
+    from codegym.rollout.runner import run_episode
 
     env = worker.env(spec.suite_index)
     base = env.unwrapped
@@ -433,7 +433,7 @@ def _session(cfg: EvalConfig, calibrate: bool) -> dict[str, Any]:
         sb = make_sandbox(cfg.sandbox) if cfg.sandbox else make_sandbox()
         s["isolation"] = getattr(sb, "isolation", None)
         if calibrate:
-            from codegym import timing
+            from codegym.timing import measurement as timing
             metric = (cfg.timing.metric if cfg.timing else None) or "cpu"
             s["calibration_factor"] = timing.calibration_factor(sb, "cpu" if metric == "instructions" else metric)
             s["calibration_metric"] = metric

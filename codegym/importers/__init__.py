@@ -19,10 +19,10 @@ function               reads                                        tasks
 `import_leetcode_contest`  DeepSeek-Coder LeetCode contest set      function
 =====================  ===========================================  ============================
 
-Also here: `syntax_check` / `precheck` (`codegym.importers.syntax`), tree-sitter
+Also here: `syntax_check` / `precheck` (`codegym.judge.syntax`), tree-sitter
 compile-stage feedback for languages whose toolchain is missing (Julia here),
 and `julia_test_report` (`codegym.importers.multiple`), the reader of Julia's
-``Test Summary``. Command line: ``codegym import ...`` (`codegym.cli_import`).
+``Test Summary``. Command line: ``codegym import ...`` (`codegym.cli.imports`).
 Submodules are imported lazily, so ``import codegym.importers`` stays cheap.
 """
 
@@ -43,9 +43,9 @@ _EXPORTS = {
     "lcb_task": "codegym.importers.lcb",
     "LCBProblem": "codegym.importers.lcb",
     "import_leetcode_contest": "codegym.importers.lcb",
-    "syntax_check": "codegym.importers.syntax",
-    "precheck": "codegym.importers.syntax",
-    "SyntaxIssue": "codegym.importers.syntax",
+    "syntax_check": "codegym.judge.syntax",
+    "precheck": "codegym.judge.syntax",
+    "SyntaxIssue": "codegym.judge.syntax",
     "ImportReport": "codegym.importers.common",
     "write_suite": "codegym.importers.common",
     "read_records": "codegym.importers.common",

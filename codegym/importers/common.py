@@ -7,12 +7,12 @@ This module owns:
 - `task_name(source_id)`: a source id turned into a task name that keeps it
   readable (``HumanEval/0`` -> ``HumanEval_0``);
 - value helpers: `tag_encode` (host value -> the tagged wire JSON that
-  `codegym.harness.decode_value` reads back), `py_literal` (a value as Python
+  `codegym.judge.harness.decode_value` reads back), `py_literal` (a value as Python
   source, for script tests), `is_plain_value` (whether a value survives a YAML
   round trip unchanged, i.e. may be a `function` case's args or expected value);
 - `task_yaml(mapping)` / `write_suite(...)`: task YAML text (test data in flow
   style, text in literal blocks) and a suite folder (``suite.yaml`` + one file per
-  task), every written file re-loaded with `codegym.task.load_task` when asked;
+  task), every written file re-loaded with `codegym.tasks.schema.load_task` when asked;
 - `ImportReport`: what an import wrote, skipped (with reasons) and noticed;
 - `judge_references(tasks)`: judge every task's reference in parallel (import proofs);
 - `ORACLE_PROGRAM` + `run_reference(...)`: run a trusted reference function on
@@ -103,7 +103,7 @@ def task_name(source_id: Any) -> str:
 
 
 def tag_encode(x: Any, depth: int = 0) -> Any:
-    """A host value in the tagged JSON form `codegym.harness.decode_value` reads
+    """A host value in the tagged JSON form `codegym.judge.harness.decode_value` reads
     (tuples, sets, dicts with any keys, bytes, non-finite floats, big ints, complex)."""
     if depth > 1000:
         raise ValueError("value nested too deeply")
@@ -390,7 +390,7 @@ def write_suite(out_dir: str | os.PathLike, tasks: Sequence[Mapping[str, Any]], 
     """Write a suite folder: ``suite.yaml`` (name, description, `defaults` merged under
     every task) and ``<task name>.yaml`` per task mapping (the name is the part of the
     id after the last ``/``). With `validate`, every file is loaded back with
-    `codegym.task.load_task` (raises `TaskValidationError` on the first bad one).
+    `codegym.tasks.schema.load_task` (raises `TaskValidationError` on the first bad one).
     `clean` removes the folder's other ``*.yaml`` files first (a re-import with
     filters must not leave stale tasks behind)."""
     out = Path(out_dir)
@@ -415,7 +415,7 @@ def write_suite(out_dir: str | os.PathLike, tasks: Sequence[Mapping[str, Any]], 
         os.replace(tmp, p)
         paths.append(p)
     if validate:
-        from codegym.task import load_task  # noqa: PLC0415 (pydantic only when validating)
+        from codegym.tasks.schema import load_task  # noqa: PLC0415 (pydantic only when validating)
         for p in paths:
             load_task(p)
     return paths
@@ -605,8 +605,8 @@ def run_reference(sandbox, jobs: Sequence[dict], limits=None, send_max: int = 1 
     not sent back (only their size and kind); sizes are counted up to just past
     `measure_max`. Returns one `RefResult` per job, in order.
     """
-    from codegym.harness import DecodeError, decode_value  # noqa: PLC0415
-    from codegym.limits import Limits  # noqa: PLC0415
+    from codegym.judge.harness import DecodeError, decode_value  # noqa: PLC0415
+    from codegym.core.limits import Limits  # noqa: PLC0415
     from codegym.sandbox import RunRequest  # noqa: PLC0415
 
     lim = limits or Limits(time_s=300.0, wall_s=900.0, memory_mb=2048, output_bytes=256 << 20,
@@ -675,7 +675,7 @@ def judge_references(tasks: Iterable[Any], solution: str = "reference", sandbox=
     prove an import: every reference of a benchmark must be accepted."""
     from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
 
-    from codegym.judge import judge  # noqa: PLC0415
+    from codegym.judge.run import judge  # noqa: PLC0415
     if sandbox is None:
         from codegym.sandbox import make_sandbox  # noqa: PLC0415
         sandbox = make_sandbox()

@@ -30,7 +30,7 @@ EvalPlus (``mode="plus"``, or ``"auto"`` with ``base_input`` present)
     ``DEFAULT_MIN_TIME_LIMIT`` / ``DEFAULT_GT_TIME_LIMIT_FACTOR``).
 
     Most problems become ``kind: function`` tasks: one case per input, return
-    values compared in the trusted host (`codegym.checkers.ValueChecker`). The
+    values compared in the trusted host (`codegym.judge.checkers.ValueChecker`). The
     comparison follows EvalPlus's ``unsafe_execute``: exact equality, except that
     when ``atol != 0``, or the expected value is a float or a list/tuple of floats
     (EvalPlus then forces ``atol = 1e-6``), numbers are compared with a tolerance.
@@ -81,7 +81,7 @@ FLOAT_ATOL = 1e-06
 #: inputs per script-kind case
 CHUNK = 100
 #: largest expected value (JSON characters) written into the YAML; larger ones are left
-#: out and computed by codegym.testgen with the reference solution (in the sandbox)
+#: out and computed by codegym.judge.testgen with the reference solution (in the sandbox)
 INLINE_MAX = 4096
 #: largest return value a function-kind task may have (the function driver caps one
 #: serialised value at 1 MiB); problems with larger outputs become script tasks
@@ -389,7 +389,7 @@ def _plus_task(rec: dict, dataset: str, suite: str, source_id: str, labels: list
             if n <= INLINE_MAX and (v is not None or n <= 5):
                 case["expected"] = to_plain(v)
             else:
-                n_computed += 1   # omitted: codegym.testgen computes it with the reference, in the sandbox
+                n_computed += 1   # omitted: codegym.judge.testgen computes it with the reference, in the sandbox
             lim = _time_limit(t, time_floor, time_factor)
             if lim > time_floor:
                 case["time_s"] = lim
@@ -531,7 +531,7 @@ def import_humaneval(path: str | Path, out_dir: str | Path, *, mode: str = "auto
     ids         only these source ids (e.g. ["HumanEval/0"]); limit: only the first N
     time_floor, time_factor   EvalPlus's time-limit rule (per input: max(floor, factor x t_ref))
     public_base EvalPlus: the base inputs are also the public split (env feedback)
-    validate    load every written file back with codegym.task.load_task
+    validate    load every written file back with codegym.tasks.schema.load_task
     Returns an `ImportReport`; the suite can then be used as
     ``gym.make("codegym/Suite-v0", suite=out_dir)``.
     """

@@ -60,7 +60,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from codegym.harness import parse_python
+from codegym.judge.harness import parse_python
 from codegym.importers.common import (ImportError_, ImportReport, is_plain_value, read_records, task_name,
                                       write_suite)
 

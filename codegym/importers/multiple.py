@@ -17,7 +17,7 @@ Reads MultiPL-E's prompt files (JSON lines with ``name``, ``language``,
 - ids: ``humaneval-jl/HumanEval_23_strlen`` (suite ``<benchmark>-<language>``).
 
 Where ``julia`` is not installed the judge cannot run the tests: the tree-sitter
-grammar still gives compile-stage feedback (`codegym.importers.syntax.precheck`),
+grammar still gives compile-stage feedback (`codegym.judge.syntax.precheck`),
 and otherwise the verdict is ``sandbox_error`` naming what to install. A
 persistent Julia worker (one warm process running many programs, hiding the
 ~1-2 s start-up and ``using Test`` load) is not implemented; it is future work

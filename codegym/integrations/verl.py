@@ -187,7 +187,7 @@ def _find_task(task_id: str, task_hash: str | None, suite: str | None, env_id: s
         task = _task_cache.get(key)
         if task is None:
             if suite is not None:
-                from codegym.suite import load_suite
+                from codegym.tasks.suite import load_suite
                 task = load_suite(suite).get(task_id)
             else:
                 env = _make_env(env_id, {k: v for k, v in env_kwargs.items() if k != "max_turns"})

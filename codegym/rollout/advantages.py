@@ -229,7 +229,7 @@ def discounted_returns(rewards: Any, gamma: float = 1.0) -> np.ndarray:
 
 
 def _lines_similarity(a: Sequence[str], b: Sequence[str]) -> float:
-    from codegym.diffs import line_similarity  # lazy: keeps this module numpy-only at import
+    from codegym.edits.units import line_similarity  # lazy: keeps this module numpy-only at import
 
     return line_similarity(a, b)
 
@@ -408,7 +408,7 @@ def _unit_key(u: Any, key: str) -> str:
 
 
 def _norm(lines: Sequence[str]) -> list[str]:
-    from codegym.diffs import normalise_lines  # lazy: numpy-only at import
+    from codegym.edits.units import normalise_lines  # lazy: numpy-only at import
 
     return normalise_lines(lines)
 
@@ -423,7 +423,7 @@ def _bounded_ratio(x: list[str], y: list[str]) -> tuple[float, Callable[[], floa
 
 def _similar(a: Occurrence, b: Occurrence, key: str, eta: float, norm: Callable[[Occurrence], tuple[list[str], list[str]]]) -> bool:
     """Line similarity of two occurrences >= eta (the same definition as
-    ``codegym.diffs.unit_similarity`` / ``line_similarity``), with cheap upper bounds
+    ``codegym.edits.units.unit_similarity`` / ``line_similarity``), with cheap upper bounds
     first so that the all-pairs comparison of a large group stays fast."""
     if a.key == b.key:
         return True

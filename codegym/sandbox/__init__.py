@@ -22,8 +22,8 @@ import importlib
 import os
 import threading
 
-from codegym.limits import COMPILE_LIMITS, Limits
-from codegym.sandbox.languages import LanguageSpec, UnknownLanguageError, get_language, list_languages
+from codegym.core.limits import COMPILE_LIMITS, Limits
+from codegym.core.languages import LanguageSpec, UnknownLanguageError, get_language, list_languages
 from codegym.sandbox.types import STATUSES, Build, ExecResult, RunRequest, Sandbox
 
 _shared: dict[str, Sandbox] = {}

@@ -22,7 +22,7 @@ from __future__ import annotations
 import signal as _signal
 from dataclasses import dataclass
 
-from codegym.limits import Limits
+from codegym.core.limits import Limits
 from codegym.sandbox.types import ExecResult
 
 #: stderr fragments that mean the program hit its memory limit

@@ -100,10 +100,10 @@ try:  # the SDK (an absolute import: this module itself is codegym.sandbox.docke
 except ImportError:  # reported by DockerSandbox(): make_sandbox("docker") explains the fix
     docker = None  # type: ignore[assignment]
 
-from codegym.limits import COMPILE_LIMITS, Limits
+from codegym.core.limits import COMPILE_LIMITS, Limits
 from codegym.sandbox import forkserver as fs
 from codegym.sandbox.classify import failure
-from codegym.sandbox.languages import SANDBOX_PATH, get_language, python_path
+from codegym.core.languages import SANDBOX_PATH, get_language, python_path
 from codegym.sandbox.local import (LocalSandbox, _BuildFiles, _Conn, _normalised, _SlotBroken, _SlotStartError,
                                    _Slot, _build_size, _key, _proc_start)
 from codegym.sandbox.types import Build, ExecResult, RunRequest, Sandbox
@@ -745,7 +745,7 @@ class DockerSandbox(LocalSandbox):
             try:
                 self._client.images.build(fileobj=io.BytesIO(dockerfile.encode("utf-8")), tag=tag, pull=False,
                                           rm=True, forcerm=True, network_mode="none",
-                                          labels={"codegym.task-image": "1"})
+                                          labels={"codegym.tasks.schema-image": "1"})
             except docker.errors.BuildError as e:
                 tail = " | ".join(str(x.get("stream") or x.get("error") or "").strip()
                                   for x in list(e.build_log)[-4:] if isinstance(x, dict))

@@ -94,10 +94,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from codegym.limits import COMPILE_LIMITS, Limits
+from codegym.core.limits import COMPILE_LIMITS, Limits
 from codegym.sandbox import forkserver as fs
 from codegym.sandbox.classify import RawOutcome, classify, failure
-from codegym.sandbox.languages import (SANDBOX_PATH, LanguageSpec,
+from codegym.core.languages import (SANDBOX_PATH, LanguageSpec,
                                        get_language, list_languages, python_path)
 from codegym.sandbox.types import Build, ExecResult, RunRequest, Sandbox
 
@@ -717,7 +717,7 @@ def _norm_files(files: Mapping[str, str | bytes]) -> dict[str, bytes]:
 @functools.cache
 def _launcher() -> tuple[bytes, str]:
     """`harness.LAUNCHER`'s source and the directory its hidden program sits in."""
-    from codegym import harness
+    from codegym.judge import harness
     return harness.LAUNCHER.encode(), harness.HIDDEN_DIR
 
 

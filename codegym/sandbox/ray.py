@@ -66,7 +66,7 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("the ray sandbox needs Ray: pip install 'codegym[ray]' (or pip install ray)") from e
 
-from codegym.limits import Limits
+from codegym.core.limits import Limits
 from codegym.sandbox.classify import failure
 from codegym.sandbox.types import Build, ExecResult, RunRequest, Sandbox
 
@@ -201,7 +201,7 @@ class SandboxWorker:
 
     def judge(self, call_id: int, task_key: str, box: list, files: Mapping[str, str | bytes],
               kw: Mapping[str, Any]) -> tuple[int, Any]:
-        from codegym.judge import judge
+        from codegym.judge.run import judge
         t0 = self._enter("judge")
         try:
             task = self._task(task_key, box)
@@ -531,12 +531,12 @@ class RaySandbox(Sandbox):
 
     def judge_remote(self, task, files: Mapping[str, str | bytes], split: str = "hidden",
                      timing: bool = False, early_exit: bool = False, language: str | None = None):
-        """`codegym.judge.judge` run whole on one worker (its own sandbox); same arguments.
+        """`codegym.judge.run.judge` run whole on one worker (its own sandbox); same arguments.
 
         A worker that dies meanwhile is replaced and the judge recomputed on another; the
         report returned is the one of the attempt that completed (never two).
         """
-        from codegym.judge import JudgeReport
+        from codegym.judge.run import JudgeReport
         key, ref = self._task_ref(task)
         kw = {"split": split, "timing": timing, "early_exit": early_exit, "language": language}
 

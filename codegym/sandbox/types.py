@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from codegym.limits import COMPILE_LIMITS, Limits
+from codegym.core.limits import COMPILE_LIMITS, Limits
 
 #: every status an execution can end in
 STATUSES = ("ok", "runtime_error", "timeout", "memory_limit", "output_limit",
@@ -103,7 +103,7 @@ class Sandbox(abc.ABC):
             wrapper: Sequence[str] | None = None, randomize_layout: bool = False) -> ExecResult:
         """Run a build once. `wrapper` is an argv prefix (e.g. valgrind) for exec'd programs.
 
-        `randomize_layout` (timed runs, `codegym.timing`): where a program's code and
+        `randomize_layout` (timed runs, `codegym.timing.measurement`): where a program's code and
         objects land in memory changes by chance from run to run, so that no build is
         favoured run after run by a layout it happens to get (programs run in a warm,
         forked interpreter inherit one; exec'd programs have the kernel's per-run

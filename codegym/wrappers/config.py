@@ -247,8 +247,8 @@ def _display(path: Path) -> str:
 
 def suite_file_for(suite: str | os.PathLike) -> Path | None:
     """The suite.yaml of a suite name, suite directory, task file or suite.yaml path."""
-    from codegym.suite import resolve_suite
-    from codegym.task import SUITE_FILE, find_suite_file
+    from codegym.tasks.suite import resolve_suite
+    from codegym.tasks.schema import SUITE_FILE, find_suite_file
     p = Path(suite)
     if p.name == SUITE_FILE and p.is_file():
         return p
@@ -262,7 +262,7 @@ def suite_file_for(suite: str | os.PathLike) -> Path | None:
 def load_reward_config(path_or_suite: str | os.PathLike) -> list[RewardSpec]:
     """The reward declaration of a suite (its suite.yaml's ``suite.reward``, or a top-level
     ``reward`` key there) or of a YAML file (top-level ``reward`` or a list). [] if none."""
-    from codegym.task import SUITE_FILE, read_suite_file
+    from codegym.tasks.schema import SUITE_FILE, read_suite_file
     p = Path(path_or_suite)
     is_yaml_file = p.is_file() and p.suffix in (".yaml", ".yml") and p.name != SUITE_FILE
     if not is_yaml_file:

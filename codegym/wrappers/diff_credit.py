@@ -7,7 +7,7 @@ guarantees is that the data those need is complete and exact:
 
 - every step is recorded, including steps whose action was unusable (no units then);
 - each unit keeps its ``span``: half-open ``str`` indices into *that step's* action
-  text (``action[start:end]``), as `codegym.diffs.attach_spans` computed them;
+  text (``action[start:end]``), as `codegym.edits.units.attach_spans` computed them;
 - ``return_to_go`` of step i is ``sum_{k >= i} gamma**(k - i) * r_k`` over the rewards
   this wrapper saw (so wrap it around the reward wrappers to record final rewards).
 """
@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 import gymnasium as gym
 
-#: fields of a `codegym.diffs.DiffUnit` (dict) kept per unit
+#: fields of a `codegym.edits.units.DiffUnit` (dict) kept per unit
 UNIT_FIELDS = ("signature", "span", "scope", "n_lines", "kind", "path", "hunk", "granularity")
 
 

@@ -129,7 +129,7 @@ class ProgressShaping(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if usable:
             value = report["passed"] / report["total"]
         else:
-            from codegym.judge import judge
+            from codegym.judge.run import judge
             rep = judge(task, files, sandbox=base.sandbox, split="public", early_exit=False,
                         language=base.language)
             value = rep.passed / rep.total if rep.total else 0.0

@@ -4,7 +4,7 @@ This module owns the staged reward: `StageValues` (the configurable values and w
 `classify(report)` (which stage a judge report is in), `improvement(...)` (the relative
 improvement from the baseline toward the reference), `staged_reward(...)` (the formula,
 a pure function of a report and times) and the `StagedReward` wrapper that applies it
-to the episode's final judge report, measuring times with `codegym.timing` through the
+to the episode's final judge report, measuring times with `codegym.timing.measurement` through the
 helpers of `codegym.wrappers.timed`.
 
 Defaults (what each outcome earns):
@@ -199,7 +199,7 @@ class StagedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     Times: the candidate's measurement on the perf split is ``info["judge"]["timing"]``
     when the env measured it (``CodeEnv(timing=True)``), else it is measured here in the
-    env's sandbox (`codegym.timing.measure`). The baseline's and reference's come from the
+    env's sandbox (`codegym.timing.measurement.measure`). The baseline's and reference's come from the
     task's recorded ``perf.runtimes`` (normalised by their ``_calibration`` entry when
     present) or are measured here and cached per task content hash (``runtimes``:
     ``"auto"`` prefers recorded ones). With ``noise_gate`` a speedup within the combined

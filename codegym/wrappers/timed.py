@@ -5,8 +5,8 @@ wrappers share (`StagedReward` uses them too):
 
 - `TimedReward`: the wrapper (modes ``speedup``, ``percentile``, ``interpolate``).
 - `perf_workload(task, files, language, sandbox)`: the runs that time one program on a
-  task's perf split and the check of their outputs (`codegym.judge.perf_runs`, what
-  `codegym.judge` measures with ``timing=True``).
+  task's perf split and the check of their outputs (`codegym.judge.run.perf_runs`, what
+  `codegym.judge.run` measures with ``timing=True``).
 - `TimedRunFailed`: raised when a timed run of the candidate answers wrongly or does not
   end ok; the wrappers score the program as incorrect.
 - `solution_files(task, name)`, `solution_measurement(...)` (cached per sandbox, task
@@ -20,7 +20,7 @@ wrappers share (`StagedReward` uses them too):
 Recorded runtimes (``perf.runtimes``, filled by ``codegym tasks calibrate``) map
 solution names to the median of one pass over the perf split in the task's metric
 (seconds for cpu/wall). An entry named ``_calibration`` (`CALIBRATION_KEY`) holds the
-seconds `codegym.timing.calibration_workload` took on the machine that recorded them:
+seconds `codegym.timing.measurement.calibration_workload` took on the machine that recorded them:
 when present, recorded seconds are divided by it so they can be compared with
 measurements made here (``Measurement.normalized = median / calibration``); without it
 recorded seconds are taken as comparable with local seconds as they are.
@@ -62,7 +62,7 @@ class Unscorable(Exception):
 
 class TimedRunFailed(Exception):
     """A timed run of a program failed: its output was wrong, or it did not end ok (see
-    `codegym.judge.perf_runs`). Not noise: the program is not correct on that run, and
+    `codegym.judge.run.perf_runs`). Not noise: the program is not correct on that run, and
     the wrappers score it as incorrect. `status` is the run's case status
     (wrong_answer, runtime_error, timeout, ...); `which` names the program."""
 
@@ -93,9 +93,9 @@ def lower_bound_score(rec: "ComparisonRecord | None", score_at: Callable[[float]
 @dataclass
 class PerfWorkload:
     """What timing one program on a task's perf split runs: a build and its inputs, and
-    the check of every timed run's output (`codegym.judge.perf_runs`).
+    the check of every timed run's output (`codegym.judge.run.perf_runs`).
 
-    A sample (see `codegym.timing.measure`) is one pass of `build` over `inputs`.
+    A sample (see `codegym.timing.measurement.measure`) is one pass of `build` over `inputs`.
     `key` is the program's content key: two workloads with equal keys time the same program.
     """
 
@@ -134,13 +134,13 @@ def reference_name(task) -> str | None:
 
 def perf_workload(task, files: Mapping[str, Any], language: str, sandbox) -> PerfWorkload:
     """The build, inputs and output check that time `files` on the task's perf split
-    (hidden split if it has no perf cases), launched as `codegym.judge` launches the
-    cases, every timed output checked (`codegym.judge.perf_runs`).
+    (hidden split if it has no perf cases), launched as `codegym.judge.run` launches the
+    cases, every timed output checked (`codegym.judge.run.perf_runs`).
 
     Raises `Unscorable` for task kinds that have no timed form (script, repo) or a build
     that fails."""
-    from codegym.judge import perf_runs
-    from codegym.testgen import TestgenError, materialize
+    from codegym.judge.run import perf_runs
+    from codegym.judge.testgen import TestgenError, materialize
 
     split = "perf" if task.cases("perf") else "hidden"
     try:
@@ -165,7 +165,7 @@ def perf_workload(task, files: Mapping[str, Any], language: str, sandbox) -> Per
 
 @dataclass(frozen=True)
 class TimingSettings:
-    """How measurements and comparisons are made (arguments of `codegym.timing`).
+    """How measurements and comparisons are made (arguments of `codegym.timing.measurement`).
 
     metric      cpu | wall | instructions (None: the task's ``perf.metric``)
     repeats     samples of a measurement / first look (pairs) of a comparison
@@ -235,9 +235,9 @@ def _cached(sandbox, key: tuple, compute):
 
 def measure_workload(sandbox, wl: PerfWorkload, settings: TimingSettings, metric: str,
                      which: str = "candidate"):
-    """`codegym.timing.measure` of a workload with `settings`; raises `Unscorable`, or
+    """`codegym.timing.measurement.measure` of a workload with `settings`; raises `Unscorable`, or
     `TimedRunFailed` when a run of the program (`which`) failed."""
-    from codegym import timing
+    from codegym.timing import measurement as timing
     try:
         m = timing.measure(sandbox, wl.build, wl.inputs, metric=metric, warmups=settings.warmups,
                            repeats=settings.repeats, max_repeats=max(settings.repeats, settings.max_pairs),
@@ -253,7 +253,7 @@ def measure_workload(sandbox, wl: PerfWorkload, settings: TimingSettings, metric
 
 
 def solution_measurement(task, name: str, sandbox, settings: TimingSettings | None = None):
-    """`codegym.timing.Measurement` of a task's solution (or ``"starter"``) on the perf
+    """`codegym.timing.measurement.Measurement` of a task's solution (or ``"starter"``) on the perf
     split; cached per (sandbox, task content hash, name, metric, repeats, warmups, min_of)."""
     settings = settings or TimingSettings()
     metric = settings.metric_for(task)
@@ -277,7 +277,7 @@ def recorded_runtimes(task, metric: str | None = None) -> tuple[dict[str, float]
     ``codegym tasks calibrate`` (only when recorded for this content hash and metric)."""
     rt = dict(task.perf.runtimes or {})
     if not rt:
-        from codegym.runtimes import perf_runtimes
+        from codegym.tasks.runtimes import perf_runtimes
         rt = dict(perf_runtimes(task, metric=metric) or {})
     cal = rt.pop(CALIBRATION_KEY, None)
     return rt, (float(cal) if cal else None)
@@ -419,7 +419,7 @@ def calibrated_compare(sandbox, comparand: PerfWorkload, candidate: PerfWorkload
                        skip_identical: bool = True, seed: int = 0,
                        score_at: Callable[[float], float] | None = None,
                        max_score_span: float = 0.0) -> ComparisonRecord:
-    """Interleaved comparison of `candidate` with `comparand` (`codegym.timing.compare`).
+    """Interleaved comparison of `candidate` with `comparand` (`codegym.timing.measurement.compare`).
 
     A comparison is too noisy when its noise (`ComparisonRecord.noise`) exceeds
     `max_noise` *and* that noise matters: the score the reward derives from a speedup,
@@ -433,7 +433,7 @@ def calibrated_compare(sandbox, comparand: PerfWorkload, candidate: PerfWorkload
     `Unscorable`, the task is broken).
     With `skip_identical`, a candidate whose build is the comparand's is not measured: its
     speedup is exactly 1 (the same program cannot be faster than itself)."""
-    from codegym import timing
+    from codegym.timing import measurement as timing
     rec = ComparisonRecord(against=against)
     if skip_identical and candidate.key == comparand.key:
         rec.identical, rec.ci, rec.decided = True, (1.0, 1.0), True
@@ -515,7 +515,7 @@ def check_perf_split(env, report: Mapping[str, Any], files: Mapping[str, Any], l
     task = base.task
     if not task.cases("perf"):
         return None
-    from codegym.judge import judge
+    from codegym.judge.run import judge
     rep = judge(task, files, sandbox=base.sandbox, split="perf", early_exit=True, language=language)
     return rep.to_dict()
 
@@ -570,7 +570,7 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
     with the speed score S in [0, 1] by `mode`:
 
     - ``speedup``: s = t(against) / t(candidate), `against` the baseline (default) or
-      the reference, measured interleaved in the env's sandbox (`codegym.timing.compare`).
+      the reference, measured interleaved in the env's sandbox (`codegym.timing.measurement.compare`).
       S = min(1, ln s / ln cap) (``transform="log"``) or min(1, (s-1)/(cap-1))
       (``"ratio"``), and S = 0 unless the speedup is significant (its CI excludes 1
       beyond the noise floor): a speedup inside the noise earns nothing.
@@ -604,7 +604,7 @@ class TimedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     Timed runs are judged runs too: they are launched as the judge launches the cases
     (a stdio program cannot tell them apart) and each one's output is checked against
-    the case (`codegym.judge.perf_runs`). A timed run of the candidate that answers wrongly
+    the case (`codegym.judge.run.perf_runs`). A timed run of the candidate that answers wrongly
     or does not end ok makes it incorrect: `fail_reward`, ``info["timing"]["correct"]``
     False and ``["verdict"]`` the run's status -- a program cannot buy speed with wrong
     answers it gives only when timed.

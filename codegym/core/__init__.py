@@ -1,0 +1,4 @@
+"""The bottom layer: resource limits, text spaces, the language table, the YAML loader, paths.
+
+Nothing here imports another codegym package.
+"""

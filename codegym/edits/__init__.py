@@ -1,0 +1,1 @@
+"""Edits: model text -> file changes, the versioned workspace, its diffs and diff units."""
