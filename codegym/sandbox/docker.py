@@ -745,7 +745,7 @@ class DockerSandbox(LocalSandbox):
             try:
                 self._client.images.build(fileobj=io.BytesIO(dockerfile.encode("utf-8")), tag=tag, pull=False,
                                           rm=True, forcerm=True, network_mode="none",
-                                          labels={"codegym.tasks.schema-image": "1"})
+                                          labels={"codegym.task-image": "1"})
             except docker.errors.BuildError as e:
                 tail = " | ".join(str(x.get("stream") or x.get("error") or "").strip()
                                   for x in list(e.build_log)[-4:] if isinstance(x, dict))

@@ -52,7 +52,7 @@ from typing import Any, Iterable, Mapping
 #: file name of the sidecar inside a suite folder
 SIDECAR = "runtimes.json"
 #: format of the sidecar (bump on incompatible changes; readers refuse other schemas)
-SCHEMA = "codegym.tasks.runtimes/1"
+SCHEMA = "codegym.runtimes/1"
 #: strict top-X% thresholds stored per task (DMC-Optim reports 30 / 50 / 70)
 PERCENTILES = (30, 50, 70)
 #: the starter files as a distribution member when the task's baseline is the starter
