@@ -1,7 +1,8 @@
-"""The language registry: how each language is compiled and run.
+"""The one language table: how each language is compiled and run, and how it is named.
 
-Owns `LanguageSpec` (one language: main file, compile/run argv, version
-probe, whether its toolchain is installed), the loading of
+Owns `LanguageSpec` (one runnable language: main file, compile/run argv, version
+probe, whether its toolchain is installed), `LanguageName` (any language codegym
+knows: names, fence tags, file extensions, tree-sitter grammar), the loading of
 ``languages.yaml`` (validated with pydantic at that boundary only), and the
 choice of the Python interpreter programs run with (`python_path`).
 
@@ -69,11 +70,13 @@ class _LanguageModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     aliases: list[str] = Field(default_factory=list)
-    main: str
+    tags: list[str] = Field(default_factory=list)
+    main: str | None = None
     extensions: list[str] = Field(default_factory=list)
+    grammar: str | None = None
     compile: list[str] | None = None
     artifacts: list[str] = Field(default_factory=list)
-    run: list[str]
+    run: list[str] | None = None
     inprocess: str | None = None
     version: list[str] | None = None
     tools: list[str] | None = None
@@ -191,15 +194,27 @@ def _probe(argv: tuple[str, ...]) -> str | None:
     return text.splitlines()[0] if text else None
 
 
+@dataclass(frozen=True)
+class LanguageName:
+    """A language as codegym names it (runnable or not): what code blocks and files mean."""
+
+    name: str
+    aliases: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    extensions: tuple[str, ...] = ()
+    grammar: str | None = None
+    runnable: bool = False
+
+
 @functools.lru_cache(maxsize=None)
-def _registry(path: str) -> dict[str, LanguageSpec]:
+def _entries(path: str) -> dict[str, _LanguageModel]:
     try:
         raw = yaml.safe_load(Path(path).read_text())
     except yaml.YAMLError as e:
         raise ValueError(f"{path}: {e}") from None
     if not isinstance(raw, dict):
         raise ValueError(f"{path}: expected a mapping of language name -> entry")
-    out: dict[str, LanguageSpec] = {}
+    out: dict[str, _LanguageModel] = {}
     for name, entry in raw.items():
         try:
             m = _LanguageModel.model_validate(entry)
@@ -207,8 +222,21 @@ def _registry(path: str) -> dict[str, LanguageSpec]:
             err = e.errors()[0]
             loc = ".".join(str(x) for x in err["loc"])
             raise ValueError(f"{path}: {name}.{loc}: {err['msg']}") from None
+        for have, need in (("run", "main"), ("main", "run"), ("compile", "run")):
+            if getattr(m, have) and getattr(m, need) is None:
+                raise ValueError(f"{path}: {name}.{need}: a language with `{have}` needs `{need}`")
+        out[str(name)] = m
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _registry(path: str) -> dict[str, LanguageSpec]:
+    out: dict[str, LanguageSpec] = {}
+    for name, m in _entries(path).items():
+        if m.run is None:
+            continue
         out[name] = LanguageSpec(
-            name=name, main_file=m.main, run=tuple(m.run), aliases=tuple(m.aliases),
+            name=name, main_file=str(m.main), run=tuple(m.run), aliases=tuple(m.aliases),
             extensions=tuple(m.extensions), compile=tuple(m.compile) if m.compile else None,
             artifacts=tuple(m.artifacts), inprocess=m.inprocess,
             version_cmd=tuple(m.version) if m.version else None,
@@ -243,12 +271,72 @@ def get_language(name: str, path: str | os.PathLike | None = None) -> LanguageSp
 
 
 def language_for_file(filename: str) -> LanguageSpec | None:
-    """The language whose extensions match `filename`, if any."""
+    """The runnable language whose extensions match `filename`, if any."""
     for spec in list_languages():
         if any(filename.endswith(ext) for ext in spec.extensions):
             return spec
     return None
 
 
-__all__ = ["LanguageSpec", "UnknownLanguageError", "get_language", "list_languages",
-           "language_for_file", "python_path", "DEFAULT_PYTHON", "SANDBOX_PATH"]
+# ----- names: every entry, runnable or not
+
+
+@functools.lru_cache(maxsize=None)
+def language_names() -> tuple[LanguageName, ...]:
+    """Every language of the table (runnable ones first), in table order."""
+    return tuple(LanguageName(name=n, aliases=tuple(m.aliases), tags=tuple(m.tags),
+                              extensions=tuple(m.extensions), grammar=m.grammar,
+                              runnable=m.run is not None)
+                 for n, m in _entries(str(REGISTRY_PATH)).items())
+
+
+@functools.lru_cache(maxsize=None)
+def _name_index() -> dict[str, LanguageName]:
+    idx: dict[str, LanguageName] = {}
+    for lang in language_names():
+        for n in (lang.name, *lang.aliases, *lang.tags):
+            idx.setdefault(n.lower(), lang)
+    return idx
+
+
+def language_name(name: str) -> LanguageName | None:
+    """The language a name, alias or code-block tag means (case-insensitive), or None."""
+    return _name_index().get(str(name).lower())
+
+
+def extensions_of(name: str) -> tuple[str, ...] | None:
+    """File extensions of the language a name or tag means; None for an unknown name."""
+    lang = language_name(name)
+    return lang.extensions if lang else None
+
+
+@functools.lru_cache(maxsize=None)
+def all_extensions() -> frozenset[str]:
+    """Every extension of every language of the table."""
+    return frozenset(e for lang in language_names() for e in lang.extensions)
+
+
+@functools.lru_cache(maxsize=4096)
+def language_of_path(path: str, *, with_grammar: bool = False) -> str | None:
+    """The first language of the table whose extensions hold `path`'s (exact case first,
+    then lower case); with `with_grammar`, only languages with a tree-sitter grammar."""
+    ext = os.path.splitext(path)[1]
+    if not ext:
+        return None
+    langs = [x for x in language_names() if x.grammar or not with_grammar]
+    for e in dict.fromkeys((ext, ext.lower())):
+        for lang in langs:
+            if e in lang.extensions:
+                return lang.name
+    return None
+
+
+def grammar_of(name: str) -> str | None:
+    """The tree-sitter grammar module of a language (name, alias or tag), or None."""
+    lang = language_name(name)
+    return lang.grammar if lang else None
+
+
+__all__ = ["LanguageSpec", "LanguageName", "UnknownLanguageError", "get_language", "list_languages",
+           "language_for_file", "language_names", "language_name", "extensions_of", "all_extensions",
+           "language_of_path", "grammar_of", "python_path", "DEFAULT_PYTHON", "SANDBOX_PATH"]

@@ -114,6 +114,8 @@ from dataclasses import asdict, dataclass, field
 from itertools import accumulate
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+from codegym.core.languages import all_extensions, extensions_of, language_of_path
+
 __all__ = [
     "FORMATS",
     "EDIT_FORMATS",
@@ -270,63 +272,6 @@ class _Fail(Exception):
 # Languages (for deciding which code blocks are edits, and for rendering)
 # ---------------------------------------------------------------------------
 
-_LANG_EXTS: dict[str, tuple[str, ...]] = {}
-
-
-def _langs(names: str, exts: str) -> None:
-    for n in names.split():
-        _LANG_EXTS[n] = tuple(exts.split())
-
-
-_langs("python py python3 py3 pyi", ".py .pyi .pyw")
-_langs("c h", ".c .h")
-_langs("cpp c++ cxx cc hpp hxx cplusplus", ".cpp .cc .cxx .c++ .hpp .hh .hxx .h .ipp")
-_langs("javascript js node nodejs jsx mjs cjs", ".js .mjs .cjs .jsx")
-_langs("typescript ts tsx", ".ts .tsx .mts .cts")
-_langs("julia jl", ".jl")
-_langs("java", ".java")
-_langs("rust rs", ".rs")
-_langs("go golang", ".go")
-_langs("ruby rb", ".rb")
-_langs("kotlin kt", ".kt .kts")
-_langs("swift", ".swift")
-_langs("csharp cs c#", ".cs")
-_langs("php", ".php")
-_langs("scala", ".scala")
-_langs("haskell hs", ".hs")
-_langs("lua", ".lua")
-_langs("r", ".r .R")
-_langs("perl pl", ".pl .pm")
-_langs("ocaml ml", ".ml .mli")
-_langs("fsharp fs", ".fs .fsx")
-_langs("zig", ".zig")
-_langs("nim", ".nim")
-_langs("dart", ".dart")
-_langs("elixir ex exs", ".ex .exs")
-_langs("erlang erl", ".erl")
-_langs("clojure clj", ".clj")
-_langs("fortran f90", ".f90 .f .f95")
-_langs("pascal", ".pas")
-_langs("d", ".d")
-_langs("sql", ".sql")
-_langs("html htm", ".html .htm")
-_langs("css", ".css")
-_langs("sh bash shell zsh ksh fish", ".sh .bash .zsh")
-_langs("powershell ps1 pwsh", ".ps1")
-_langs("bat cmd batch", ".bat .cmd")
-_langs("json json5 jsonc jsonl", ".json .jsonl .json5")
-_langs("yaml yml", ".yaml .yml")
-_langs("toml", ".toml")
-_langs("ini cfg", ".ini .cfg")
-_langs("xml", ".xml")
-_langs("csv", ".csv")
-_langs("tsv", ".tsv")
-_langs("markdown md", ".md")
-_langs("make makefile", ".mk")
-_langs("cmake", ".cmake")
-_langs("dockerfile docker", ".dockerfile")
-_langs("tex latex", ".tex")
-
 #: info strings of blocks that show things rather than code
 _NON_EDIT_LANGS = frozenset(
     "text txt plain plaintext output out result results console terminal stdout stderr stdin "
@@ -343,22 +288,13 @@ _DIFF_LANGS = frozenset({"diff", "patch", "udiff", "git-diff", "gitdiff"})
 _JSON_LANGS = frozenset({"json", "json5", "jsonc", "tool_call", "tool-call", "tool", "tools", "function", "function_call"})
 _TOOL_LANGS = frozenset({"tool_call", "tool-call", "tool", "tools", "function", "function_call"})
 
-_EXT_LANG = {
-    ".py": "python", ".c": "c", ".h": "c", ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp",
-    ".hpp": "cpp", ".hh": "cpp", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
-    ".ts": "typescript", ".jl": "julia", ".java": "java", ".rs": "rust", ".go": "go",
-    ".rb": "ruby", ".sh": "bash", ".json": "json", ".yaml": "yaml", ".yml": "yaml",
-    ".toml": "toml", ".md": "markdown", ".txt": "text",
-}
-_KNOWN_EXTS = frozenset(e for exts in _LANG_EXTS.values() for e in exts)
-
-
 def _ext(path: str) -> str:
     return os.path.splitext(path)[1]
 
 
 def _lang_for_path(path: str) -> str:
-    return _EXT_LANG.get(_ext(path).lower(), "")
+    """The code-block tag of a file: its language in the one table (``text`` for .txt)."""
+    return language_of_path(path.lower()) or ("text" if _ext(path).lower() == ".txt" else "")
 
 
 # ---------------------------------------------------------------------------
@@ -550,7 +486,7 @@ def _looks_like_filename(s: str, known_exts_only: bool = False) -> bool:
     base, dot, ext = s.rpartition(".")
     if not dot or not base or base.endswith(("/", ".")) or not ext or not ext[0].isalpha():
         return False
-    if known_exts_only and "." + ext not in _KNOWN_EXTS and "." + ext.lower() not in _KNOWN_EXTS:
+    if known_exts_only and "." + ext not in all_extensions() and "." + ext.lower() not in all_extensions():
         return False
     return True
 
@@ -1291,11 +1227,11 @@ class _Parser:
 
     def _compatible(self, lang: str) -> bool | None:
         """Can a block in ``lang`` be the main file? None = not a known language."""
-        exts = _LANG_EXTS.get(lang)
+        exts = extensions_of(lang)
         if exts is None:
             return None
         mext = _ext(self.main_file)
-        if mext not in _KNOWN_EXTS and mext.lower() not in _KNOWN_EXTS:
+        if mext not in all_extensions() and mext.lower() not in all_extensions():
             return lang not in _QUIET_LANGS
         return mext in exts or mext.lower() in exts
 

@@ -38,7 +38,7 @@ groupability:
 Scopes are named ``"<outermost kind>:<dotted names>"``: ``"function:solve"``,
 ``"class:Foo.method"``, ``"function:solve.helper"``, ``"struct:P"``,
 ``"namespace:ns.Foo::bar"``, ``"module"`` for top-level code. Languages come
-from file extensions (.py .c .h .cpp .cc .cxx .hpp .hh .jl .js .mjs .cjs) or
+from file extensions (the language table's, languages with a grammar) or
 ``language_of``; tree-sitter parses both sides of the diff (trees are cached
 per text, and a step's new side is re-parsed incrementally from its old side;
 Python, whose grammar re-reads everything after an edit, parses only the
@@ -61,6 +61,8 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass, field, fields
 from difflib import SequenceMatcher
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
+
+from codegym.core.languages import grammar_of, language_name, language_of_path
 
 from codegym.edits.workspace import (
     diff_opcodes,
@@ -86,37 +88,14 @@ __all__ = [
 
 GRANULARITIES = ("hunk", "function", "statement")
 
-EXTENSIONS = {
-    ".py": "python",
-    ".pyi": "python",
-    ".c": "c",
-    ".h": "c",
-    ".cpp": "cpp",
-    ".cc": "cpp",
-    ".cxx": "cpp",
-    ".hpp": "cpp",
-    ".hh": "cpp",
-    ".hxx": "cpp",
-    ".jl": "julia",
-    ".js": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-}
-
-_GRAMMARS = {
-    "python": "tree_sitter_python",
-    "c": "tree_sitter_c",
-    "cpp": "tree_sitter_cpp",
-    "julia": "tree_sitter_julia",
-    "javascript": "tree_sitter_javascript",
-}
-_ALIASES = {"py": "python", "python3": "python", "c++": "cpp", "js": "javascript",
-            "node": "javascript", "jl": "julia"}
+def _canonical(language: str) -> str:
+    lang = language_name(language)
+    return lang.name if lang else language
 
 
 def language_for_path(path: str) -> str | None:
-    """Language name for a path from its extension, or None."""
-    return EXTENSIONS.get(os.path.splitext(path)[1].lower())
+    """Language (one with a tree-sitter grammar) of a path from its extension, or None."""
+    return language_of_path(path.lower(), with_grammar=True)
 
 
 # ---------------------------------------------------------------------------
@@ -277,7 +256,7 @@ def parser_for(language: str):
     """This thread's tree-sitter Parser for a language name (python, c, cpp,
     julia, javascript, or an alias such as py/js/jl), or None when the grammar
     is not installed. Shared so the package sets tree-sitter up once."""
-    return _parser(_ALIASES.get(language, language))
+    return _parser(_canonical(language))
 
 
 def _parser(language: str):
@@ -290,7 +269,7 @@ def _parser(language: str):
 
             from tree_sitter import Language, Parser
 
-            mod = importlib.import_module(_GRAMMARS[language])
+            mod = importlib.import_module(grammar_of(language) or "")
             cache[language] = Parser(Language(mod.language()))
         except Exception:  # grammar not installed (or unknown name): hunk-level units
             cache[language] = None
@@ -1064,7 +1043,7 @@ def split_units(
         if old is new or old == new:
             continue
         lang = lang_of(path)
-        lang = _ALIASES.get(lang, lang) if lang else None
+        lang = _canonical(lang) if lang else None
         units.extend(_file_units(path, old, new, lang, granularity, context))
     if action_spans is not None:
         action_text, edits = action_spans

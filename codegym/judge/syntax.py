@@ -30,16 +30,20 @@ import threading
 from dataclasses import dataclass
 from typing import Mapping
 
+from codegym.core.languages import (
+    UnknownLanguageError,
+    extensions_of,
+    get_language,
+    language_name,
+    language_names,
+)
+
 __all__ = ["SyntaxIssue", "syntax_check", "precheck", "format_issues", "toolchain_missing",
            "SUPPORTED_LANGUAGES"]
 
-#: tree-sitter grammar module per language (Python is checked with compile())
-_GRAMMARS = {
-    "julia": "tree_sitter_julia",
-    "c": "tree_sitter_c",
-    "cpp": "tree_sitter_cpp",
-    "javascript": "tree_sitter_javascript",
-}
+#: runnable languages with a tree-sitter grammar (Python is checked with compile())
+_GRAMMARS = {lang.name: lang.grammar for lang in language_names()
+             if lang.runnable and lang.grammar and lang.name != "python"}
 SUPPORTED_LANGUAGES = ("python", *_GRAMMARS)
 
 #: block keywords closed by ``end`` (Julia)
@@ -47,11 +51,6 @@ _END_BLOCKS = {"julia": {"function", "if", "for", "while", "begin", "let", "modu
                          "macro", "try", "quote", "do", "abstract", "primitive"}}
 _BRACKETS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {v: k for k, v in _BRACKETS.items()}
-#: default extensions when the languages registry cannot be read
-_EXTENSIONS = {"python": (".py",), "julia": (".jl",), "c": (".c", ".h"), "cpp": (".cpp", ".cc", ".cxx", ".hpp", ".hh"),
-               "javascript": (".js", ".mjs", ".cjs")}
-
-
 @dataclass(frozen=True)
 class SyntaxIssue:
     """One syntax error: where (1-based line and column) and what."""
@@ -89,31 +88,19 @@ def _parser(name: str):
 
 
 def _extensions(language: str) -> tuple[str, ...]:
-    try:
-        from codegym.core.languages import get_language  # noqa: PLC0415
-        spec = get_language(language)
-        ext = tuple(getattr(spec, "extensions", ()) or ())
-        if ext:
-            return ext
-    except Exception:  # noqa: BLE001 -- the registry is optional here
-        pass
-    return _EXTENSIONS.get(language, ())
+    return extensions_of(language) or ()
 
 
 def _canonical(language: str) -> str:
-    try:
-        from codegym.tasks.schema import canonical_language  # noqa: PLC0415
-        return canonical_language(language) or language
-    except Exception:  # noqa: BLE001
-        return language
+    lang = language_name(language)
+    return lang.name if lang and lang.runnable else language
 
 
 def toolchain_missing(language: str) -> bool:
     """True when the language is registered but its toolchain is not installed here."""
     try:
-        from codegym.core.languages import get_language  # noqa: PLC0415
         return not get_language(language).available()
-    except Exception:  # noqa: BLE001 -- unknown language: nothing is "missing"
+    except UnknownLanguageError:  # unknown language: nothing is "missing"
         return False
 
 

@@ -66,6 +66,7 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
                       PlainSerializer, ValidationError, ValidationInfo, model_serializer,
                       model_validator)
 
+from codegym.core.languages import LanguageSpec, UnknownLanguageError, get_language, list_languages
 from codegym.core.limits import Limits
 
 __all__ = [
@@ -87,76 +88,29 @@ SUITE_META_KEY = "suite"
 
 # --------------------------------------------------------------------------- languages
 
-# Used when codegym.core.languages cannot be imported (it is optional for
-# validation: a machine without the sandbox can still check task files).
-_FALLBACK_LANGUAGES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "python": ("main.py", ("py", "python3")),
-    "c": ("main.c", ()),
-    "cpp": ("main.cpp", ("c++",)),
-    "javascript": ("main.js", ("js", "node")),
-    "julia": ("main.jl", ("jl",)),
-}
-
-
-@functools.lru_cache(maxsize=1)
-def _registry():
-    """The languages registry module, or None when it cannot be imported."""
-    try:
-        from codegym.core import languages as reg  # noqa: PLC0415 (optional layer)
-        reg.list_languages()
-        return reg
-    except Exception:  # noqa: BLE001 -- any failure means "use the built-in table"
-        return None
-
-
 @functools.lru_cache(maxsize=None)
-def _lookup(name: str) -> tuple[str, str | None] | None:
-    """(canonical name, main file) of a language name or alias, None if unknown."""
-    reg = _registry()
-    if reg is not None:
-        try:
-            spec = reg.get_language(name)
-        except Exception:  # noqa: BLE001 -- unknown language
-            spec = None
-        if spec is not None:
-            canon = getattr(spec, "name", name)
-            main = None
-            for attr in ("main_file", "main", "entry_file", "source_file"):
-                v = getattr(spec, attr, None)
-                if isinstance(v, str) and v:
-                    main = v
-                    break
-            if main is None and canon in _FALLBACK_LANGUAGES:
-                main = _FALLBACK_LANGUAGES[canon][0]
-            return canon, main
+def _lookup(name: str) -> LanguageSpec | None:
+    try:
+        return get_language(name)
+    except UnknownLanguageError:
         return None
-    low = name.lower()
-    for canon, (main, aliases) in _FALLBACK_LANGUAGES.items():
-        if low == canon or low in aliases:
-            return canon, main
-    return None
 
 
 def canonical_language(name: str) -> str | None:
-    """The registry's name for `name` (an alias such as ``py`` gives ``python``), None if unknown."""
-    if not isinstance(name, str):
-        return None
-    found = _lookup(name)
-    return found[0] if found else None
+    """The table's name for `name` (an alias such as ``py`` gives ``python``), None if unknown."""
+    spec = _lookup(name) if isinstance(name, str) else None
+    return spec.name if spec else None
 
 
 def language_main_file(name: str) -> str | None:
     """The main file of a language (``main.py``, ``main.c`` ...), None if unknown."""
-    found = _lookup(name) if isinstance(name, str) else None
-    return found[1] if found else None
+    spec = _lookup(name) if isinstance(name, str) else None
+    return spec.main_file if spec else None
 
 
 def known_languages() -> list[str]:
-    """Canonical names of every registered language."""
-    reg = _registry()
-    if reg is not None:
-        return [getattr(x, "name", x) for x in reg.list_languages()]
-    return list(_FALLBACK_LANGUAGES)
+    """Canonical names of every runnable language."""
+    return [spec.name for spec in list_languages()]
 
 
 def _canon_or_keep(name: str) -> str:
