@@ -17,6 +17,7 @@ demo: install
 	$(PYTHON) -m codegym.cli.demo
 
 test: install
+	$(PYTHON) -m ruff check .
 	$(PYTHON) -m pytest -q -n 2 $(PYTEST_ARGS)
 
 bench: install

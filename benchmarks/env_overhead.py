@@ -22,8 +22,8 @@ import statistics
 import time
 import tracemalloc
 
-from codegym.envs.code_env import CodeEnv
 from codegym.core.limits import Limits
+from codegym.envs.code_env import CodeEnv
 from codegym.tasks.schema import Task
 
 

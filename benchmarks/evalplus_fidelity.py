@@ -19,8 +19,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from codegym.importers.common import judge_references
 from codegym.importers.humaneval import import_humaneval
+from codegym.importers.references import judge_references
 from codegym.sandbox import make_sandbox
 from codegym.tasks.suite import load_suite
 

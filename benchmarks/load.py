@@ -128,8 +128,8 @@ def labelled_containers(client) -> set[str]:
     """Containers of this process (label codegym.owner=<pid>-<start>; other processes' are not counted)."""
     if client is None:
         return set()
-    from codegym.sandbox.local import _proc_start
-    owner = f"{os.getpid()}-{_proc_start(os.getpid())}"
+    from codegym.sandbox.isolation import proc_start
+    owner = f"{os.getpid()}-{proc_start(os.getpid())}"
     return {c["Id"] for c in client.api.containers(all=True, filters={"label": [
         "codegym.sandbox=docker", f"codegym.owner={owner}"]})}
 

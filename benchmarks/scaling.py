@@ -38,9 +38,9 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable
 
 from codegym import load_suite
 from codegym.agents.base import task_language_files
@@ -134,15 +134,16 @@ def make_ray(w: int, mode: str) -> Config:
     shape = f"{actors} actor(s) x {slots} slot(s)"
     if mode == "exec":
         return Config(Row(f"ray-exec-{w}", w, note=f"{shape}, remote executions"), _judge_on(sb), sb.close)
-    fn = lambda it: sb.judge_remote(it[0], it[2], split="hidden", language=it[1])  # noqa: E731
+    fn = lambda it: sb.remote_call(judge, it[0], it[2], split="hidden", language=it[1])  # noqa: E731
     name = f"ray-{w}" if mode == "remote" else f"ray-{w}x1"
     return Config(Row(name, w, note=f"{shape}, judge_remote"), fn, sb.close)
 
 
 def ray_round_trip_ms(n: int = 50) -> float:
     """Median latency of an empty actor call (the floor of Ray's per-call overhead here)."""
-    from codegym.sandbox.ray import RaySandbox
     import ray
+
+    from codegym.sandbox.ray import RaySandbox
     sb = RaySandbox(num_actors=1, actor_options={"num_cpus": 0.25})
     try:
         h = sb._members[0].handle

@@ -1,4 +1,4 @@
-"""How precise and how honest are codegym's timings? (codegym.timing.measurement)
+"""How precise and how honest are codegym's timings? (codegym.timing)
 
 Prints two tables, measured on this machine in the local sandbox:
 
@@ -36,8 +36,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from codegym.timing import measurement as T  # noqa: E402
+from codegym import timing as T  # noqa: E402
+from codegym.core.limits import Limits  # noqa: E402
 from codegym.sandbox import make_sandbox  # noqa: E402
+from codegym.timing.metrics import instructions_limits  # noqa: E402
 
 PY_SRC = """import sys
 n = int(sys.stdin.readline()) * {num} // {den}
@@ -112,7 +114,7 @@ def noise_rows(sb, langs: list[str], metrics: list[str], n_meas: int, n_other: i
             for _ in range(k):
                 if metric == "instructions":
                     r = sb.run(b, stdin=stdin, wrapper=T.VALGRIND_WRAPPER,
-                               limits=T._instr_limits(T.Limits()))
+                               limits=instructions_limits(Limits()))
                     c = T.parse_valgrind_instructions(r.stderr)
                     singles.append(float(c.total) if c else math.nan)
                 else:
@@ -199,7 +201,7 @@ def compare_rows(sb, langs: list[str], n_identical: int, n_detect: int, budget_s
             truth = true_speedup(sb, ba, bb, stdin)
             sig, pairs, secs, speedups, invalid = 0, [], [], [], 0
             wrong_way = 0
-            for t in range(trials):
+            for _ in range(trials):
                 t0 = time.monotonic()
                 c = T.compare(sb, ba, bb, [stdin], metric="cpu", budget_s=budget_s, method=method,
                               calibrate=False)

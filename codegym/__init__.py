@@ -11,14 +11,16 @@ stays cheap and does not pull in pydantic until tasks are used.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
+
+from codegym.core.version import __version__
 
 # public name -> module that defines it
 _LAZY = {
-    "load_task": "codegym.tasks.schema",
+    "load_task": "codegym.tasks.load",
     "Task": "codegym.tasks.schema",
     "TestCase": "codegym.tasks.schema",
-    "TaskValidationError": "codegym.tasks.schema",
+    "TaskValidationError": "codegym.tasks.load",
     "load_suite": "codegym.tasks.suite",
     "Suite": "codegym.tasks.suite",
     "list_suites": "codegym.tasks.suite",
@@ -33,8 +35,6 @@ def __getattr__(name: str):
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'codegym' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # later lookups skip this function
     return value

@@ -3,6 +3,7 @@
 The task schema and loader live in `codegym.tasks`; this module only re-exports them.
 """
 
-from codegym.tasks.schema import Task, TaskValidationError, TestCase, load_task
+from codegym.tasks.load import TaskValidationError, load_task
+from codegym.tasks.schema import Task, TestCase
 
 __all__ = ["Task", "TestCase", "TaskValidationError", "load_task"]

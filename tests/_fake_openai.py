@@ -47,9 +47,10 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 IM_START = 1_000_001
 IM_END = 1_000_002  # end of a turn (what the model emits to stop)
@@ -159,7 +160,7 @@ class FakeOpenAIServer:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def start(self) -> "FakeOpenAIServer":
+    def start(self) -> FakeOpenAIServer:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -195,7 +196,7 @@ class FakeOpenAIServer:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "FakeOpenAIServer":
+    def __enter__(self) -> FakeOpenAIServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

@@ -1,4 +1,5 @@
-"""The `Agent` protocol every reference agent and scaffold follows.
+"""The `Agent` protocol every reference agent and scaffold follows, and `TaskAgent`,
+the base of the agents that read the task (oracle, baseline, mutant).
 
 An agent answers observations with action text. The runner tells it which task
 an episode is about through `reset(task=..., seed=...)` (a real model would
@@ -11,7 +12,10 @@ only read the observation; reference agents such as the oracle need the task).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
+
+from codegym.edits.render import render_action
 
 
 @runtime_checkable
@@ -44,3 +48,37 @@ def task_language_files(task: Any, language: str | None, solution: str = "refere
     if solution not in sols:
         raise ValueError(f"task {task.id} has no solution {solution!r}")
     return lang_of[solution], dict(sols[solution].files)
+
+
+class TaskAgent:
+    """Base of the agents that read the task: keeps it, counts turns, writes edits.
+
+    Args:
+        format: edit format of the actions (see `codegym.edits.parse.render_action`).
+    """
+
+    name = "task"
+
+    def __init__(self, format: str = "code_block"):
+        self.format = format
+        self.task = None
+        self._turn = 0
+
+    def reset(self, task: Any = None, seed: int | None = None) -> None:
+        self.task = task
+        self._turn = 0
+
+    def _next_turn(self, needs_task: bool = True) -> int:
+        """Count a turn (the first is 1); with `needs_task`, refuse to act before reset(task=...)."""
+        if needs_task and self.task is None:
+            raise RuntimeError(f"{type(self).__name__} needs reset(task=...) before act()")
+        self._turn += 1
+        return self._turn
+
+    def _write(self, files: Mapping[str, str], current: Mapping[str, str], main_file: str,
+               submit: bool = True) -> str:
+        """The action that turns `current` into `files` (``submit`` when nothing changes)."""
+        changes = {p: c for p, c in files.items() if current.get(p) != c}
+        if not changes:
+            return "submit"
+        return render_action(changes, self.format, current, main_file, submit=submit)

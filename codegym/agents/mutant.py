@@ -1,33 +1,24 @@
 """`MutantAgent`: seeded, syntax-aware mutations of the reference solution.
 
-Each mutation has the verdict it implies, so mutants test the judge and the
-staged rewards on real executions:
-
-============  ===================================================  ==================
-kind          what changes                                         implied verdict
-============  ===================================================  ==================
-syntax        an unbalanced bracket inserted after a statement      compile_error
-crash         the program raises / aborts before producing output   runtime_error
-loop          an infinite loop before any output                    timeout
-output        an extra token is printed first (stdio), or the       wrong_answer
-              entry point returns a wrong constant (function)
-operator      one binary operator or integer literal flipped        not accepted (an
-              (tree-sitter picks a node at random)                  equivalent mutant
-                                                                    may still pass)
-============  ===================================================  ==================
-
-The kind is chosen per episode from `kinds` with the seeded generator;
-`last_mutation` records the kind, its implied verdict and where it applied.
+Each mutation kind implies a verdict, so mutants test the judge and the staged
+rewards on real executions: ``syntax`` (compile_error), ``crash`` (runtime_error),
+``loop`` (timeout), ``output`` (wrong_answer), ``operator`` (one binary operator or
+integer literal flipped by tree-sitter: not accepted, though an equivalent mutant may
+pass). The kind is chosen per episode from `kinds` with the seeded generator;
+`last_mutation` records the kind, its implied verdict and where it applied. The table
+of what each kind changes is in docs/environments.md.
 """
 
 from __future__ import annotations
 
 import random
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from codegym.edits.parse import render_action
-from codegym.agents.base import task_language_files
+from codegym.agents.base import TaskAgent, task_language_files
+from codegym.edits.render import render_action
+from codegym.edits.trees import parser_for
 
 IMPLIED = {"syntax": "compile_error", "crash": "runtime_error", "loop": "timeout",
            "output": "wrong_answer", "operator": "not_accepted"}
@@ -35,11 +26,6 @@ KINDS = tuple(IMPLIED)
 
 _FLIP = {"+": "-", "-": "+", "*": "+", "<": ">=", ">": "<=", "<=": ">", ">=": "<",
          "==": "!=", "!=": "==", "and": "or", "or": "and", "&&": "||", "||": "&&"}
-
-
-def _parser(language: str):
-    from codegym.edits.units import parser_for as diffs_parser  # one tree-sitter setup for the package
-    return diffs_parser(language)
 
 
 def _line_offsets(src: str) -> list[int]:
@@ -84,7 +70,7 @@ def _python_body_start(src: str, entry: str | None) -> tuple[int, str]:
 def _c_main_body(src: str, language: str) -> int | None:
     """Offset just after the opening brace of main()'s body (tree-sitter; regex fallback)."""
     try:
-        parser = _parser(language)
+        parser = parser_for(language)
         tree = parser.parse(src.encode())
         data = src.encode()
         stack = [tree.root_node]
@@ -93,7 +79,8 @@ def _c_main_body(src: str, language: str) -> int | None:
             if node.type == "function_definition":
                 decl = node.child_by_field_name("declarator")
                 body = node.child_by_field_name("body")
-                if decl is not None and body is not None and b"main" in data[decl.start_byte:decl.end_byte].split(b"(")[0]:
+                name = data[decl.start_byte:decl.end_byte].split(b"(")[0] if decl is not None else b""
+                if body is not None and b"main" in name:
                     return len(data[: body.start_byte + 1].decode(errors="replace"))
             stack.extend(node.children)
     except Exception:
@@ -106,7 +93,7 @@ def _insert(src: str, offset: int, text: str) -> str:
     return src[:offset] + text + src[offset:]
 
 
-class MutantAgent:
+class MutantAgent(TaskAgent):
     """Writes a mutated reference solution and submits it.
 
     Args:
@@ -121,17 +108,14 @@ class MutantAgent:
         bad = set(kinds) - set(KINDS)
         if bad:
             raise ValueError(f"unknown mutation kinds {sorted(bad)}; known: {KINDS}")
+        super().__init__(format)
         self.kinds = tuple(kinds)
         self.seed = seed
-        self.format = format
         self.rng = random.Random(seed)
-        self.task = None
         self.last_mutation: dict[str, Any] | None = None
-        self._turn = 0
 
     def reset(self, task: Any = None, seed: int | None = None) -> None:
-        self.task = task
-        self._turn = 0
+        super().reset(task, seed)
         if seed is not None:
             self.rng = random.Random(hash((self.seed, seed)) & 0xFFFFFFFF)
 
@@ -186,7 +170,7 @@ class MutantAgent:
 
     def _flip_operator(self, src: str, language: str) -> str | None:
         try:
-            tree = _parser(language).parse(src.encode())
+            tree = parser_for(language).parse(src.encode())
         except Exception:
             return None
         data = src.encode()
@@ -215,10 +199,7 @@ class MutantAgent:
     # ---------------------------------------------------------------- agent API
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
-        if self.task is None:
-            raise RuntimeError("MutantAgent needs reset(task=...) before act()")
-        self._turn += 1
-        if self._turn > 1:
+        if self._next_turn() > 1:
             return "submit"
         language, files = task_language_files(self.task, info.get("language"))
         main_file = info.get("main_file") or self.task.main_file_for(language)

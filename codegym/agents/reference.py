@@ -16,11 +16,11 @@ from collections import defaultdict, deque
 from pathlib import Path
 from typing import Any
 
-from codegym.edits.parse import EDIT_FORMATS, render_action
-from codegym.agents.base import task_language_files
+from codegym.agents.base import TaskAgent, task_language_files
+from codegym.edits.formats import EDIT_FORMATS
 
 
-class OracleAgent:
+class OracleAgent(TaskAgent):
     """Submits the reference solution.
 
     Args:
@@ -38,21 +38,12 @@ class OracleAgent:
     def __init__(self, format: str = "code_block", solution: str | None = None, submit_turn: int = 1):
         if format not in EDIT_FORMATS:
             raise ValueError(f"format must be one of {EDIT_FORMATS}")
-        self.format = format
+        super().__init__(format)
         self.solution = solution
         self.submit_turn = max(1, int(submit_turn))
-        self.task = None
-        self._turn = 0
-
-    def reset(self, task: Any = None, seed: int | None = None) -> None:
-        self.task = task
-        self._turn = 0
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
-        if self.task is None:
-            raise RuntimeError("OracleAgent needs reset(task=...) before act()")
-        self._turn += 1
-        if self._turn > 1:
+        if self._next_turn() > 1:
             return "submit"
         language = info.get("language")
         main_file = info.get("main_file") or self.task.main_file_for(language)
@@ -61,43 +52,25 @@ class OracleAgent:
         current = info.get("files")
         if current is None:
             current = self.task.starter_files() if language in (None, self.task.language) else {}
-        changes = {p: c for p, c in files.items() if current.get(p) != c}
-        submit = self.submit_turn == 1
-        if not changes:
-            return "submit"
-        return render_action(changes, self.format, current, main_file, submit=submit)
+        return self._write(files, current, main_file, submit=self.submit_turn == 1)
 
 
-class BaselineAgent:
+class BaselineAgent(TaskAgent):
     """Submits the task's baseline: the starter unchanged, or the named baseline solution
     (``perf.baseline``) when the task has one (e.g. DMC-Optim's slowest solution)."""
 
     name = "baseline"
 
-    def __init__(self, format: str = "code_block"):
-        self.format = format
-        self.task = None
-        self._turn = 0
-
-    def reset(self, task: Any = None, seed: int | None = None) -> None:
-        self.task = task
-        self._turn = 0
-
     def act(self, observation: str, info: dict[str, Any]) -> str:
-        self._turn += 1
         task = self.task
-        if self._turn > 1 or task is None or getattr(task, "baseline_name", None) is None:
+        if self._next_turn(needs_task=False) > 1 or task is None or getattr(task, "baseline_name", None) is None:
             return "submit"
         language = info.get("language")
         lang, files = task_language_files(task, language, task.baseline_name)
         if language is not None and lang != language:
             return "submit"
-        current = info.get("files") or {}
-        changes = {p: c for p, c in files.items() if current.get(p) != c}
-        if not changes:
-            return "submit"
         main_file = info.get("main_file") or task.main_file_for(language)
-        return render_action(changes, self.format, current, main_file, submit=True)
+        return self._write(files, info.get("files") or {}, main_file)
 
 
 class ReplayAgent:
@@ -131,7 +104,7 @@ class ReplayAgent:
         self._current: deque[str] = deque()
         self._lock = threading.Lock()
 
-    def fork(self) -> "ReplayAgent":
+    def fork(self) -> ReplayAgent:
         """A copy for another worker thread (`codegym.rollout.collect`): the recorded
         episodes are shared, so each is replayed once across all copies."""
         other = copy.copy(self)

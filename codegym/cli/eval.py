@@ -1,8 +1,7 @@
 """``codegym eval CONFIG.yaml`` and ``codegym report DIR``.
 
-`register(subparsers)` adds both commands (``codegym.cli.main`` loads this module from its
-``COMMAND_MODULES``); `main(argv)` runs them standalone
-(``python -m codegym.cli.eval eval CONFIG.yaml``).
+`register(subparsers)` adds both commands (``codegym.cli.main`` calls it); `main(argv)`
+runs them standalone (``python -m codegym.cli.eval eval CONFIG.yaml``).
 
     codegym eval examples/eval.yaml [--out DIR] [--workers N] [--limit N] [-q] [--no-report]
     codegym report results/smoke          # regenerate report.html, results.json, summary.md
@@ -16,17 +15,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from codegym.evaluation.config import ConfigError, load_config
+from codegym.evaluation.report import write_report
+from codegym.evaluation.runner import run_eval
+from codegym.evaluation.store import EvalError
 
 __all__ = ["register", "main", "cmd_eval", "cmd_report"]
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    from codegym.evaluation.config import ConfigError, load_config
-    from codegym.evaluation.runner import EvalError, run_eval
-
     try:
         cfg = load_config(args.config)
     except ConfigError as e:
@@ -56,9 +57,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from codegym.evaluation.report import write_report
-    from codegym.evaluation.runner import EvalError
-
     try:
         paths = write_report(args.dir)
     except EvalError as e:
@@ -91,7 +89,7 @@ def register(subparsers) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The two commands on their own (before ``codegym.cli.main`` lists this module)."""
+    """The two commands on their own (``python -m codegym.cli.eval``)."""
     parser = argparse.ArgumentParser(prog="codegym")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     register(sub)

@@ -3,22 +3,12 @@
     codegym images build [NAME ...] [--method auto|dockerfile|debootstrap] [--rebuild]
     codegym images list [--json]
 
-Owns the recipes (`RECIPES`: name -> tags, packages, Dockerfile) and the two ways
-of making them, both shipped inside the package (nothing outside it is needed):
-
-- ``dockerfile``: ``docker build`` of ``codegym/_scripts/docker/<name>.Dockerfile``
-  (``FROM debian:bookworm-slim`` + apt packages) -- for a normal machine whose
-  engine can pull from a registry;
-- ``debootstrap``: ``codegym/_scripts/docker-up.sh``, which also starts an engine
-  when none answers and builds the same root filesystems with mmdebstrap from the
-  host's Debian mirror, then ``docker import``s them -- no registry pull at all
-  (Debian, root). This is what CI runs (``.ci/run``).
-
-``auto`` (default) uses the Dockerfiles when a registry answers and the script
-otherwise. Names: ``python`` (codegym/python:3.11), ``polyglot``
-(codegym/polyglot:latest, python3 + g++ + make: C and C++ need a python for the
-sandbox's runner), ``cpp`` (codegym/cpp:latest, no python: not usable by the
-sandbox, kept for tools). Default: the images of the default pool.
+The recipes and the ways of making them are `codegym.sandbox.images`'s; this
+module parses the arguments and prints.  ``auto`` (default) uses the Dockerfiles
+when a registry answers and the debootstrap script otherwise.  Names: ``python``
+(codegym/python:3.11), ``polyglot`` (codegym/polyglot:latest: python3 + g++ +
+make), ``cpp`` (codegym/cpp:latest, no python: not usable by the sandbox).
+Default: the images of the default pool.
 
 This module defines ``register(subparsers)`` for `codegym.cli.main.COMMAND_MODULES`.
 """
@@ -27,109 +17,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import shutil
-import socket
-import subprocess
 import sys
-from dataclasses import dataclass
-from pathlib import Path
 
-SCRIPTS = Path(__file__).resolve().parents[1] / "_scripts"
-SCRIPT = SCRIPTS / "docker-up.sh"
-DOCKERFILES = SCRIPTS / "docker"
-#: hosts a `docker build` FROM line pulls from (Docker Hub)
-REGISTRY = ("registry-1.docker.io", 443)
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """One image: its tags (the first is the main one), apt packages, Dockerfile."""
-
-    name: str
-    tags: tuple[str, ...]
-    packages: tuple[str, ...]
-    note: str
-
-    @property
-    def dockerfile(self) -> Path:
-        return DOCKERFILES / f"{self.name}.Dockerfile"
-
-
-RECIPES: dict[str, Recipe] = {
-    "python": Recipe("python", ("codegym/python:3.11",), ("python3",), "Python programs"),
-    "polyglot": Recipe("polyglot", ("codegym/polyglot:latest",), ("python3", "g++", "make"),
-                       "C and C++ programs (python3 runs the sandbox's runner)"),
-    "cpp": Recipe("cpp", ("codegym/cpp:latest", "codegym/cpp:gcc12"), ("g++", "make"),
-                  "toolchain only, no python: not usable by the docker sandbox"),
-}
-
-
-def default_names() -> list[str]:
-    """The recipes of the images the default docker pool uses."""
-    from codegym.sandbox.docker import DEFAULT_IMAGES, IMAGE_RECIPES
-    names = []
-    for img in DEFAULT_IMAGES.values():
-        n = IMAGE_RECIPES.get(img)
-        if n and n not in names:
-            names.append(n)
-    return names
-
-
-def registry_reachable(timeout: float = 3.0) -> bool:
-    """Whether Docker Hub answers on its TCP port (a FROM line could be pulled)."""
-    try:
-        with socket.create_connection(REGISTRY, timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-def _client():
-    import docker
-    c = docker.from_env(timeout=600)
-    c.ping()
-    return c
-
-
-def image_info(client, tag: str) -> dict | None:
-    import docker.errors
-    try:
-        a = client.api.inspect_image(tag)
-    except docker.errors.ImageNotFound:
-        return None
-    return {"id": a["Id"].split(":", 1)[-1][:12], "size_mb": round(a.get("Size", 0) / 1e6),
-            "created": a.get("Created", "")[:19]}
-
-
-def build_with_dockerfile(client, recipe: Recipe, rebuild: bool, out=sys.stderr) -> None:
-    """``docker build`` of the recipe's Dockerfile, tagged with every tag of the recipe."""
-    if not rebuild and image_info(client, recipe.tags[0]) is not None:
-        print(f"{recipe.tags[0]} exists (--rebuild to rebuild)", file=out)
-        return
-    print(f"docker build {recipe.dockerfile.name} -> {', '.join(recipe.tags)}", file=out)
-    image, logs = client.images.build(path=str(DOCKERFILES), dockerfile=recipe.dockerfile.name,
-                                      tag=recipe.tags[0], rm=True, pull=True)
-    for t in recipe.tags[1:]:
-        image.tag(t)
-    for chunk in logs:
-        if "error" in chunk:
-            raise RuntimeError(chunk["error"])
-
-
-def build_with_script(names: list[str], rebuild: bool) -> int:
-    """Run the shipped docker-up.sh for `names` (starts an engine too); its exit code."""
-    if os.geteuid() != 0:
-        print("codegym images: the debootstrap method needs root (it may install docker.io and "
-              "mmdebstrap and start dockerd); run with sudo, or use --method dockerfile",
-              file=sys.stderr)
-        return 2
-    if shutil.which("apt-get") is None:
-        print("codegym images: the debootstrap method needs a Debian host (apt-get); use "
-              "--method dockerfile with a registry", file=sys.stderr)
-        return 2
-    env = dict(os.environ, CODEGYM_IMAGES=" ".join(names), CODEGYM_REBUILD="1" if rebuild else "0")
-    return subprocess.run(["bash", str(SCRIPT)], env=env, check=False).returncode
+from codegym.sandbox.images import (
+    RECIPES,
+    build_with_dockerfile,
+    build_with_script,
+    default_names,
+    docker_client,
+    list_rows,
+    registry_reachable,
+)
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -146,7 +44,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     if method == "debootstrap":
         return build_with_script(names, args.rebuild)
     try:
-        client = _client()
+        client = docker_client()
     except Exception as e:  # noqa: BLE001
         print(f"codegym images: no Docker engine answers ({e}); start one, or use --method debootstrap "
               "(as root on Debian: it starts dockerd)", file=sys.stderr)
@@ -160,20 +58,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def list_rows(client) -> list[dict]:
-    from codegym.sandbox.docker import DEFAULT_IMAGES
-    rows = []
-    for r in RECIPES.values():
-        info = image_info(client, r.tags[0]) if client is not None else None
-        langs = sorted(lang for lang, img in DEFAULT_IMAGES.items() if img in r.tags)
-        rows.append({"name": r.name, "image": r.tags[0], "present": info is not None,
-                     "languages": langs, "packages": list(r.packages), **(info or {}), "note": r.note})
-    return rows
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     try:
-        client = _client()
+        client = docker_client()
         engine = None
     except Exception as e:  # noqa: BLE001
         client, engine = None, f"no Docker engine answers ({e})"
@@ -220,4 +107,4 @@ def register(subparsers) -> None:
     ls.set_defaults(func=cmd_list)
 
 
-__all__ = ["RECIPES", "Recipe", "register", "registry_reachable", "default_names", "SCRIPT", "DOCKERFILES"]
+__all__ = ["register", "cmd_build", "cmd_list"]

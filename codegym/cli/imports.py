@@ -4,6 +4,7 @@
     codegym import multipl-e FILE --out DIR [--no-repair] [--public none|tests]
     codegym import lcb FILE_OR_DATASET --out DIR [--since D] [--until D] [--difficulty easy,medium]
     codegym import leetcode-contest FILE --out DIR [--since D] [--until D] [--difficulty ...]
+    codegym import swebench FILE --out DIR [--ids ID ...] [--test-command CMD] [--repo-url URL]
 
 Each writes ``DIR/suite.yaml`` and one task YAML per problem (ids keep the
 source's: ``HumanEval/0`` -> ``humaneval/HumanEval_0``), prints a summary
@@ -11,22 +12,25 @@ source's: ``HumanEval/0`` -> ``humaneval/HumanEval_0``), prints a summary
 be imported. The suite is then usable as ``gym.make("codegym/Suite-v0",
 suite=DIR)`` and ``codegym tasks validate DIR``.
 
-This module defines ``register(subparsers)`` for `codegym.cli.main.COMMAND_MODULES`.
-Other importers (e.g. ``swebench``) can join the ``import`` group by being listed
-in `IMPORT_MODULES` with a ``register_import(import_subparsers)`` function.
+`register(subparsers)` adds the group (``codegym.cli.main`` calls it).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
+import shlex
 import sys
 
-__all__ = ["register", "IMPORT_MODULES"]
+from codegym.importers.common import ImportError_
+from codegym.importers.humaneval import import_humaneval
+from codegym.importers.lcb import import_lcb, import_leetcode_contest
+from codegym.importers.multiple import import_multiple
+from codegym.importers.swebench import import_swebench
+from codegym.sandbox import make_sandbox
+from codegym.tasks.load import TaskValidationError
 
-#: modules adding ``codegym import <name>`` commands: each defines ``register_import(subparsers)``
-IMPORT_MODULES: list[str] = ["codegym.tasks.repo"]
+__all__ = ["register", "add_swebench_import"]
 
 
 def register(subparsers) -> None:
@@ -82,13 +86,7 @@ def register(subparsers) -> None:
     lt.add_argument("--time-s", type=float, default=6.0, help="seconds per test (default 6)")
     lt.set_defaults(func=cmd_leetcode_contest)
 
-    for name in IMPORT_MODULES:
-        try:
-            mod = importlib.import_module(name)
-        except ImportError as e:
-            print(f"codegym: importers from {name} are unavailable: {e}", file=sys.stderr)
-            continue
-        mod.register_import(sub)
+    add_swebench_import(sub)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -119,8 +117,6 @@ def _finish(args: argparse.Namespace, report) -> int:
 
 def _guard(fn):
     def run(args: argparse.Namespace) -> int:
-        from codegym.importers.common import ImportError_  # noqa: PLC0415
-        from codegym.tasks.schema import TaskValidationError  # noqa: PLC0415
         try:
             return fn(args)
         except (ImportError_, TaskValidationError, ValueError, OSError) as e:
@@ -132,11 +128,7 @@ def _guard(fn):
 
 @_guard
 def cmd_humaneval(args: argparse.Namespace) -> int:
-    from codegym.importers.humaneval import import_humaneval  # noqa: PLC0415
-    sandbox = None
-    if args.sandbox:
-        from codegym.sandbox import make_sandbox  # noqa: PLC0415
-        sandbox = make_sandbox(args.sandbox)
+    sandbox = make_sandbox(args.sandbox) if args.sandbox else None
     report = import_humaneval(args.file, args.out, mode=args.mode, max_plus=args.max_plus,
                               suite_name=args.suite_name, sandbox=sandbox, ids=args.ids, limit=args.limit,
                               time_floor=args.time_floor, time_factor=args.time_factor,
@@ -147,7 +139,6 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
 
 @_guard
 def cmd_multiple(args: argparse.Namespace) -> int:
-    from codegym.importers.multiple import import_multiple  # noqa: PLC0415
     report = import_multiple(args.file, args.out, suite_name=args.suite_name, repair=not args.no_repair,
                              public=args.public, time_s=args.time_s, ids=args.ids, limit=args.limit,
                              validate=not args.no_validate)
@@ -156,7 +147,6 @@ def cmd_multiple(args: argparse.Namespace) -> int:
 
 @_guard
 def cmd_lcb(args: argparse.Namespace) -> int:
-    from codegym.importers.lcb import import_lcb  # noqa: PLC0415
     report = import_lcb(args.file, args.out, since=args.since, until=args.until, difficulty=args.difficulty,
                         platform=args.platform, suite_name=args.suite_name or "lcb", time_s=args.time_s,
                         limit=args.limit, validate=not args.no_validate)
@@ -165,8 +155,42 @@ def cmd_lcb(args: argparse.Namespace) -> int:
 
 @_guard
 def cmd_leetcode_contest(args: argparse.Namespace) -> int:
-    from codegym.importers.lcb import import_leetcode_contest  # noqa: PLC0415
     report = import_leetcode_contest(args.file, args.out, since=args.since, until=args.until,
                                      difficulty=args.difficulty, suite_name=args.suite_name or "leetcode-contest",
                                      time_s=args.time_s, limit=args.limit, validate=not args.no_validate)
     return _finish(args, report)
+
+
+def _cmd_import_swebench(args: argparse.Namespace) -> int:
+    try:
+        rep = import_swebench(args.file, args.out, suite=args.suite_name, ids=args.ids or None, limit=args.limit,
+                              test_command=shlex.split(args.test_command) if args.test_command else None,
+                              validate=not args.no_validate, repo_url=args.repo_url)
+    except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(rep.to_dict(), indent=2) if args.json else rep.summary())
+    return 0 if rep.written else 1
+
+
+def add_swebench_import(import_subparsers) -> argparse.ArgumentParser:
+    """Add ``swebench`` to the subcommands of ``codegym import`` (FILE, --out, --suite-name,
+    --limit, --no-validate, --json as the others', plus --ids, --test-command, --repo-url)."""
+    p = import_subparsers.add_parser(
+        "swebench", help="SWE-bench instances (.json / .jsonl[.gz]) as repo tasks",
+        description="Import SWE-bench task instances (fields instance_id, repo, base_commit, patch, "
+                    "test_patch, problem_statement, FAIL_TO_PASS, PASS_TO_PASS, version, "
+                    "environment_setup_commit) into a suite folder of repo tasks.")
+    p.add_argument("file", metavar="FILE", help="instances: .json (list) or .jsonl, optionally .gz")
+    p.add_argument("--out", required=True, metavar="DIR", help="suite folder to write (e.g. tasks/swebench)")
+    p.add_argument("--suite-name", default=None, help="suite part of the task ids (default: the folder name)")
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N instances")
+    p.add_argument("--ids", nargs="+", default=None, metavar="INSTANCE_ID", help="only these instance ids")
+    p.add_argument("--test-command", default=None,
+                   help="test runner argv prefix (default: pytest -rA, or the repository's SWE-bench runner)")
+    p.add_argument("--repo-url", default="https://github.com/{repo}.git",
+                   help="repository URL template; {repo} is the record's owner/name (default: GitHub)")
+    p.add_argument("--no-validate", action="store_true", help="do not load the written files back")
+    p.add_argument("--json", action="store_true", help="print the import report as JSON")
+    p.set_defaults(func=_cmd_import_swebench)
+    return p

@@ -25,9 +25,9 @@ import logging
 import os
 import shutil
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -182,7 +182,7 @@ def _which(tool: str) -> str | None:
     return p
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _probe(argv: tuple[str, ...]) -> str | None:
     try:
         r = subprocess.run(argv, capture_output=True, text=True, timeout=30,
@@ -206,7 +206,7 @@ class LanguageName:
     runnable: bool = False
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _entries(path: str) -> dict[str, _LanguageModel]:
     try:
         raw = yaml.safe_load(Path(path).read_text())
@@ -229,7 +229,7 @@ def _entries(path: str) -> dict[str, _LanguageModel]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _registry(path: str) -> dict[str, LanguageSpec]:
     out: dict[str, LanguageSpec] = {}
     for name, m in _entries(path).items():
@@ -246,7 +246,7 @@ def _registry(path: str) -> dict[str, LanguageSpec]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _index(path: str) -> dict[str, str]:
     idx: dict[str, str] = {}
     for spec in _registry(path).values():
@@ -281,7 +281,7 @@ def language_for_file(filename: str) -> LanguageSpec | None:
 # ----- names: every entry, runnable or not
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def language_names() -> tuple[LanguageName, ...]:
     """Every language of the table (runnable ones first), in table order."""
     return tuple(LanguageName(name=n, aliases=tuple(m.aliases), tags=tuple(m.tags),
@@ -290,7 +290,7 @@ def language_names() -> tuple[LanguageName, ...]:
                  for n, m in _entries(str(REGISTRY_PATH)).items())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _name_index() -> dict[str, LanguageName]:
     idx: dict[str, LanguageName] = {}
     for lang in language_names():
@@ -310,7 +310,7 @@ def extensions_of(name: str) -> tuple[str, ...] | None:
     return lang.extensions if lang else None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def all_extensions() -> frozenset[str]:
     """Every extension of every language of the table."""
     return frozenset(e for lang in language_names() for e in lang.extensions)

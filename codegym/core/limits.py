@@ -40,7 +40,7 @@ class Limits:
         """Effective wall-clock limit in seconds."""
         return self.wall_s if self.wall_s is not None else self.wall_factor * self.time_s + 1.0
 
-    def replace(self, **changes) -> "Limits":
+    def replace(self, **changes) -> Limits:
         return replace(self, **changes)
 
     def to_dict(self) -> dict:

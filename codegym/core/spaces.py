@@ -11,6 +11,7 @@ the default `shared_memory=True` without the user knowing about it.
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import string
 from collections.abc import Sequence
 from typing import Any
@@ -65,7 +66,6 @@ class CodeText(Text):
 # --- shared memory for AsyncVectorEnv: one int32 length + max_length code points per env
 @_sm.create_shared_memory.register(CodeText)
 def _create(space: CodeText, n: int = 1, ctx=None):
-    import multiprocessing as mp
     ctx = ctx or mp
     return ctx.Array(np.dtype(np.int32).char, n * (space.max_length + 1), lock=True)
 

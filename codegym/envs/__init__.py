@@ -1,62 +1,20 @@
-"""Environment registration: the public Gymnasium ids of codegym.
+"""Environments: the step loop (`episode`), `CodeEnv`, `SWEEnv`, feedback text, and the ids.
 
-Importing `codegym` (or Gymnasium's ``"codegym:codegym/PerfCode-v0"`` module
-prefix) registers:
-
-=========================  ==========================================
-id                          tasks
-=========================  ==========================================
-codegym/PerfCode-v0         tasks/perfcode (systems-code optimisation)
-codegym/DMCOptim-v0         tasks/dmcoptim (contest problems, optimisation tests)
-codegym/LCB-v0              tasks/lcb (LiveCodeBench-style generation)
-codegym/MultiPLE-Julia-v0   tasks/multiple_julia (HumanEval/MBPP-style Julia)
-codegym/SWE-v0              tasks/swe (repositories with an issue)
-codegym/Suite-v0            any suite or YAML path given as ``suite=``
-=========================  ==========================================
-
-Every id builds a `codegym.envs.code_env.CodeEnv` (SWE-v0 its subclass
-`codegym.envs.swe_env.SWEEnv`); keyword arguments of
-`gym.make` go to its constructor. Vectorised: ``gym.make_vec(id, n,
-vectorization_mode="sync" | "async")`` works as is (the text spaces bring
-their own shared-memory layout).
+Importing the package registers the Gymnasium ids (`codegym.envs.registration`);
+``register_envs`` is also the ``gymnasium.envs`` entry point. `CodeEnv` is loaded
+on first access (it pulls in the judge and tree-sitter).
 """
 
 from __future__ import annotations
 
-from gymnasium.envs.registration import register, registry
-
-ENTRY_POINT = "codegym.envs.code_env:CodeEnv"
-#: ids whose env is a CodeEnv subclass
-ENTRY_POINTS = {"codegym/SWE-v0": "codegym.envs.swe_env:SWEEnv"}
-
-#: id -> default constructor kwargs
-ENV_IDS: dict[str, dict] = {
-    "codegym/PerfCode-v0": {"suite": "perfcode", "max_turns": 4},
-    "codegym/DMCOptim-v0": {"suite": "dmcoptim", "max_turns": 4},
-    "codegym/LCB-v0": {"suite": "lcb", "max_turns": 3},
-    "codegym/MultiPLE-Julia-v0": {"suite": "multiple_julia", "max_turns": 3},
-    "codegym/SWE-v0": {"suite": "swe", "max_turns": 10},
-    "codegym/Suite-v0": {"max_turns": 4},
-}
-
-
-def register_envs() -> None:
-    """Register every codegym id with Gymnasium (idempotent)."""
-    for env_id, kwargs in ENV_IDS.items():
-        if env_id in registry:
-            continue
-        register(id=env_id, entry_point=ENTRY_POINTS.get(env_id, ENTRY_POINT), kwargs=dict(kwargs),
-                 disable_env_checker=False, order_enforce=True)
-
-
-register_envs()
+from codegym.envs.registration import ENV_IDS, register_envs
 
 __all__ = ["CodeEnv", "ENV_IDS", "register_envs"]
 
 
 def __getattr__(name: str):
-    # CodeEnv pulls in tree-sitter and pydantic: import it only when asked for
+    # CodeEnv pulls in the judge, tree-sitter and pydantic: import it only when asked for
     if name == "CodeEnv":
-        from codegym.envs.code_env import CodeEnv
+        from codegym.envs.code_env import CodeEnv  # noqa: PLC0415  (lazy: see above)
         return CodeEnv
     raise AttributeError(f"module 'codegym.envs' has no attribute {name!r}")

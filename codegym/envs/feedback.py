@@ -7,14 +7,13 @@ seed and actions.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
+
+from codegym.core.languages import language_of_path
 
 #: longest excerpt of one stream (input / expected / got / compiler output) shown
 EXCERPT_CHARS = 600
-
-_FENCE_LANG = {".py": "python", ".c": "c", ".h": "c", ".cpp": "cpp", ".cc": "cpp", ".hpp": "cpp",
-               ".js": "javascript", ".jl": "julia", ".md": "markdown", ".json": "json",
-               ".yaml": "yaml", ".yml": "yaml", ".sh": "bash", ".toml": "toml"}
 
 
 def truncate(text: str, limit: int = EXCERPT_CHARS) -> str:
@@ -29,10 +28,8 @@ def truncate(text: str, limit: int = EXCERPT_CHARS) -> str:
 
 
 def fence_lang(path: str) -> str:
-    for ext, lang in _FENCE_LANG.items():
-        if path.endswith(ext):
-            return lang
-    return ""
+    """The info-string language of a file's fenced block ("" when the table has none)."""
+    return language_of_path(path) or ""
 
 
 def fenced(path: str, text: str) -> str:

@@ -1,45 +1,22 @@
 """The eval config: the YAML of ``codegym eval CONFIG.yaml``, its validation and its plan.
 
-This module owns:
-
-- the pydantic models of an eval config (`EvalConfig`, `AgentEntry`, `SuiteEntry`,
-  `TimingConfig`, `BootstrapConfig`); errors name file, line and field exactly like
-  task files (``eval.yaml:12: suites[1].since: expected date (YYYY-MM-DD)``): the YAML is
-  read with `codegym.tasks.schema`'s line-keeping loader and pydantic's errors go through the
-  same message table;
-- `load_config(path)` -> `EvalConfig` (validated, relative paths resolved against the
-  config's folder, suites loaded and filtered, so an empty filter or an unknown suite is
-  an error at the line that names it);
-- `EvalConfig.plan()` -> the `EpisodeSpec` list (the same tasks, seeds and samples for
-  every agent, agents interleaved per task so an interrupted run holds paired results);
-- `EvalConfig.fingerprint()`: hash of everything that changes a result (the config minus
-  display and output settings, the task content hashes, the codegym version), checked
-  when a run resumes.
-
-Example::
-
-    name: smoke
-    agents:
-      - oracle
-      - {name: mutant, spec: "mutant:syntax,crash,output"}
-      - {name: qwen, spec: llm, options: {model: qwen, base_url: "http://127.0.0.1:8000/v1"}}
-    suites:
-      - examples
-      - {suite: lcb, ids: [lcb/fenced-area, lcb/lamp-toggles]}
-      - {suite: lcb, since: 2026-06-01, difficulty: [hard], label: lcb-new-hard}
-    samples: 2          # n per task (seeds seed, seed+1, ...), or seeds: [3, 7]
-    max_turns: 3
-    reward: [{type: staged}]    # optional reward wrappers (codegym.wrappers.config)
-    timing: false       # or {enabled: true, repeats: 8, percentiles: [30, 50, 70]}
-    out: results/smoke
+The pydantic models (`EvalConfig`, `AgentEntry`, `SuiteEntry`, `TimingConfig`,
+`BootstrapConfig`), read with `codegym.core.yamldoc` so errors name file, line and
+field like task files (``eval.yaml:12: suites[1].since: expected date (YYYY-MM-DD)``);
+`load_config(path)` (validated, paths resolved against the config's folder, suites
+loaded and filtered: an empty filter is an error at its line); `EvalConfig.plan()` (the
+`EpisodeSpec` list: the same tasks, seeds and samples for every agent, agents
+interleaved per task) and `EvalConfig.fingerprint()` (the hash of everything that
+changes a result, checked when a run resumes). docs/eval.md has an example config.
 """
 
 from __future__ import annotations
 
-import difflib
+import fnmatch
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -47,11 +24,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from codegym.tasks.schema import (TaskError, TaskValidationError, _display, _Doc, _pydantic_message,
-                          format_path)
+from codegym.core.paths import display_path
+from codegym.core.yamldoc import Doc, format_path, pydantic_message, suggest
+from codegym.envs import ENV_IDS
+from codegym.tasks.load import TaskError, TaskValidationError
+from codegym.tasks.suite import load_suite
+from codegym.wrappers.config import RewardConfigError, parse_reward_config
 
 __all__ = ["EvalConfig", "AgentEntry", "SuiteEntry", "TimingConfig", "BootstrapConfig",
-           "EpisodeSpec", "ConfigError", "redact", "redact_text", "load_config", "parse_config", "RESULT_NEUTRAL_FIELDS"]
+           "EpisodeSpec", "ConfigError", "redact", "redact_text", "load_config", "parse_config",
+           "RESULT_NEUTRAL_FIELDS"]
 
 #: fields that never change a result (excluded from the fingerprint checked on resume)
 RESULT_NEUTRAL_FIELDS = ("name", "out", "workers", "progress", "bootstrap", "ks", "keep_observations",
@@ -86,9 +68,7 @@ class AgentEntry(_Model):
     def _known(cls, v: str) -> str:
         kind = v.partition(":")[0]
         if kind not in AGENT_KINDS:
-            close = difflib.get_close_matches(kind, AGENT_KINDS, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(AGENT_KINDS)}"
-            raise ValueError(f"unknown agent {kind!r}{hint}")
+            raise ValueError(f"unknown agent {kind!r}{suggest(kind, AGENT_KINDS)}")
         return v
 
     @property
@@ -282,7 +262,7 @@ class EvalConfig(_Model):
                 out[f"{self.suite_label(i)}:{t.id}"] = t.content_hash
         return out
 
-    def plan(self) -> list["EpisodeSpec"]:
+    def plan(self) -> list[EpisodeSpec]:
         """Every episode of the eval, in run order: per suite entry, per task, per sample,
         every agent (so an interrupted run holds paired results)."""
         specs = []
@@ -326,7 +306,7 @@ def redact(obj: Any) -> Any:
     return obj
 
 
-_SECRET_LINE = re.compile(r"(?P<key>\b[\w-]*(?:%s)[\w-]*\b\s*:\s*)(?P<value>[^,}\n#]+)" % "|".join(SECRET_KEYS),
+_SECRET_LINE = re.compile(r"(?P<key>\b[\w-]*(?:" + "|".join(SECRET_KEYS) + r")[\w-]*\b\s*:\s*)(?P<value>[^,}\n#]+)",
                           re.IGNORECASE)
 
 
@@ -336,13 +316,10 @@ def redact_text(text: str) -> str:
 
 
 def _load_entry_tasks(cfg: EvalConfig, i: int) -> list[Any]:
-    from codegym.tasks.suite import load_suite
-
     e = cfg.suites[i]
     if e.suite is not None:
         suite = load_suite(cfg.resolve(e.suite))
     else:
-        from codegym.envs import ENV_IDS
         suite = load_suite(ENV_IDS[e.env]["suite"])
     suite = suite.filter(ids=e.ids, tags=e.tags, difficulty=e.difficulty, languages=e.languages,
                          since=e.since, until=e.until, kinds=e.kinds)
@@ -350,43 +327,6 @@ def _load_entry_tasks(cfg: EvalConfig, i: int) -> list[Any]:
 
 
 # --------------------------------------------------------------------------- loading
-
-
-def _message(e: dict, model: type[BaseModel]) -> str:
-    if e["type"] == "extra_forbidden":
-        loc = tuple(e["loc"])
-        key = str(loc[-1])
-        owner = _model_at(model, loc[:-1])
-        names = [n for n, f in owner.model_fields.items() if not f.exclude] if owner else []
-        close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
-        if close:
-            return f"unknown field {key!r} (did you mean {close[0]!r}?)"
-        return f"unknown field {key!r}" + (f"; allowed: {', '.join(names)}" if names else "")
-    return _pydantic_message(e)
-
-
-def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
-    """The model class at a path of the config (list indices skipped)."""
-    import typing
-    tp: Any = model
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        if not (isinstance(tp, type) and issubclass(tp, BaseModel)):
-            return None
-        f = tp.model_fields.get(part)
-        if f is None:
-            return None
-        tp = f.annotation
-        while typing.get_origin(tp) is not None:  # list[X] / X | None -> X
-            args = [a for a in typing.get_args(tp) if a is not type(None)]
-            if not args:
-                break
-            tp = args[0]
-    return tp if isinstance(tp, type) and issubclass(tp, BaseModel) else None
-
-
-_PROBLEM = re.compile(r"^(?P<file>.*?):(?P<line>\d+): (?:(?P<path>[^:]+): )?(?P<msg>.*)$")
 
 
 def parse_config(data: Any, source: str = "<config>", line_of=None, base_dir: str | None = None,
@@ -406,10 +346,24 @@ def parse_config(data: Any, source: str = "<config>", line_of=None, base_dir: st
     except ValidationError as exc:
         for e in exc.errors(include_url=False):
             loc = tuple(x for x in e["loc"] if x not in ("function-after",))
-            err(loc, _message(e, EvalConfig))
+            err(loc, pydantic_message(e, EvalConfig))
         raise ConfigError(errors) from None
 
     # relations pydantic cannot see
+    _check_agents(cfg, err)
+    _check_samples(cfg, data, err)
+    if cfg.reward:
+        try:
+            parse_reward_config(cfg.reward, source, line_of, ("reward",))
+        except RewardConfigError as e:
+            errors.extend(e.errors)
+    _check_suites(cfg, err, resolve_tasks)
+    if errors:
+        raise ConfigError(errors)
+    return cfg
+
+
+def _check_agents(cfg: EvalConfig, err: Callable[[tuple, str], None]) -> None:
     labels = [a.label for a in cfg.agents]
     for j, lab in enumerate(labels):
         if lab in labels[:j]:
@@ -426,6 +380,9 @@ def parse_config(data: Any, source: str = "<config>", line_of=None, base_dir: st
                 err(("agents", j, "spec"), f"replay file not found: {path}")
         if kind == "llm" and arg and a.options:
             err(("agents", j, "options"), "give the LLM either as llm:ARG or as options, not both")
+
+
+def _check_samples(cfg: EvalConfig, data: dict, err: Callable[[tuple, str], None]) -> None:
     if cfg.seeds is not None:
         if not cfg.seeds:
             err(("seeds",), "needs at least 1 seed")
@@ -435,24 +392,15 @@ def parse_config(data: Any, source: str = "<config>", line_of=None, base_dir: st
     for k in cfg.ks or ():
         if not 1 <= k <= cfg.n:
             err(("ks",), f"pass@{k} needs 1 <= k <= n = {cfg.n} samples per task")
-    if cfg.reward:
-        from codegym.wrappers.config import RewardConfigError, parse_reward_config
-        try:
-            parse_reward_config(cfg.reward, source, line_of, ("reward",))
-        except RewardConfigError as e:
-            for p in e.problems:
-                m = _PROBLEM.match(p)
-                errors.append(TaskError(m["file"], int(m["line"]), m["path"] or "", m["msg"]) if m
-                              else TaskError(source, line_of(("reward",)), "reward", p))
-    from codegym.envs import ENV_IDS
+
+
+def _check_suites(cfg: EvalConfig, err: Callable[[tuple, str], None], resolve_tasks: bool) -> None:
     for i, e in enumerate(cfg.suites):
         if (e.suite is None) == (e.env is None):
             err(("suites", i), "give exactly one of `suite` (a name or path) or `env` (an env id)")
             continue
         if e.env is not None and e.env not in ENV_IDS:
-            close = difflib.get_close_matches(e.env, list(ENV_IDS), n=1)
-            err(("suites", i, "env"), f"unknown env id {e.env!r}"
-                + (f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(ENV_IDS)}"))
+            err(("suites", i, "env"), f"unknown env id {e.env!r}{suggest(e.env, list(ENV_IDS))}")
             continue
         if e.env == "codegym/Suite-v0":
             err(("suites", i, "env"), "codegym/Suite-v0 has no default suite: use `suite:`")
@@ -461,39 +409,37 @@ def parse_config(data: Any, source: str = "<config>", line_of=None, base_dir: st
             err(("suites", i, "until"), f"until ({e.until}) is before since ({e.since})")
             continue
         if resolve_tasks:
-            try:
-                tasks = cfg.tasks(i)
-            except FileNotFoundError as ex:
-                err(("suites", i, "suite" if e.suite else "env"), str(ex))
-                continue
-            except TaskValidationError as ex:
-                err(("suites", i), f"the suite has invalid tasks:\n{ex}")
-                continue
-            if not tasks:
-                err(("suites", i), "no task matches this entry's filters")
-            elif e.ids:
-                found = {t.id for t in tasks}
-                for pat in e.ids:
-                    if not any(t == pat or re.fullmatch(_glob_re(pat), t) for t in found):
-                        err(("suites", i, "ids"), f"no task matches {pat!r}")
+            _check_entry_tasks(cfg, i, err)
     labels_s = [cfg.suite_label(i) for i in range(len(cfg.suites))]
     for i, lab in enumerate(labels_s):
         if lab in labels_s[:i]:
             err(("suites", i, "label"), f"duplicate suite label {lab!r}")
-    if errors:
-        raise ConfigError(errors)
-    return cfg
 
 
-def _glob_re(pat: str) -> str:
-    import fnmatch
-    return fnmatch.translate(pat)
+def _check_entry_tasks(cfg: EvalConfig, i: int, err: Callable[[tuple, str], None]) -> None:
+    """Suite entry `i` loads, and its filters match tasks (every id pattern one at least)."""
+    e = cfg.suites[i]
+    try:
+        tasks = cfg.tasks(i)
+    except FileNotFoundError as ex:
+        err(("suites", i, "suite" if e.suite else "env"), str(ex))
+        return
+    except TaskValidationError as ex:
+        err(("suites", i), f"the suite has invalid tasks:\n{ex}")
+        return
+    if not tasks:
+        err(("suites", i), "no task matches this entry's filters")
+    elif e.ids:
+        found = {t.id for t in tasks}
+        for pat in e.ids:
+            if not any(t == pat or re.fullmatch(fnmatch.translate(pat), t) for t in found):
+                err(("suites", i, "ids"), f"no task matches {pat!r}")
 
 
 def load_config(path: str | Path, resolve_tasks: bool = True) -> EvalConfig:
     """Read and validate an eval config file (see the module docstring)."""
     p = Path(path)
-    doc = _Doc(p.resolve(), _display(p))
+    doc = Doc(p.resolve(), display_path(p))
     if not doc.load():
         raise ConfigError(doc.errors)
     if doc.errors:  # duplicate keys

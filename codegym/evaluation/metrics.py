@@ -1,33 +1,19 @@
 """Benchmark metrics of an eval, from its episode records (numpy only, no plotting).
 
-This module owns the numbers of ``codegym eval`` / ``codegym report``:
-
-- `pass_at_k(n, c, k)`: the unbiased pass@k estimator ``1 - C(n-c, k) / C(n, k)`` in
-  its numerically stable product form ``1 - prod_{i=n-c+1..n} (1 - k/i)`` (no huge
-  binomials), and `pass_at_k_many` over tasks;
-- `bootstrap_ci(values, ...)`: seeded percentile bootstrap of a mean over tasks;
-- `compute_metrics(episodes, speed_results, ...)` -> a JSON-able dict: pass@k per agent
-  (with CIs), pass@1 per family / difficulty / language, strict top-X% pass@1,
-  relative efficiency, speedup distribution, correct-and-runnable rate, per-task pass
-  rates (the heatmap), head-to-head win rates, a ranking with bootstrap CIs, the
-  saturation check and turn statistics.
-
-Episode records are the dicts `codegym.evaluation.runner` stores (keys used here:
-agent, suite, task_id, sample, correct, language, difficulty, turns, max_turns, steps
-(formats, error kind), perf). A task is keyed ``"<suite label>:<task id>"`` so the same
-task under two entries (e.g. two languages) counts twice.
-
-Head-to-head on a task: correctness first (the larger fraction of correct samples
-wins); equal non-zero correctness is broken by speed when a direct interleaved
-comparison of the two agents' programs (`codegym.timing.measurement.compare` via the runner) was
-significant; otherwise a tie (half a win each).
+`pass_at_k` (the unbiased estimator in its numerically stable product form),
+`bootstrap_ci` (seeded percentile bootstrap of a mean over tasks), `head_to_head`,
+`ranking`, `turn_stats`, and `compute_metrics(episodes, speed_results, ...)`: every
+number of ``codegym eval`` / ``codegym report`` as one JSON-able dict. A task is keyed
+``"<suite label>:<task id>"`` (`task_key`). docs/eval.md defines each metric and the
+head-to-head rule (correctness first, then significant speed, else a tie).
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -253,6 +239,60 @@ def _speed_summary(values: Sequence[float], significant: Sequence[bool]) -> dict
             "values": [float(x) for x in v]}
 
 
+def _agent_row(eps: Sequence[Mapping[str, Any]], cnt: Mapping[str, tuple[int, int]], ks: Sequence[int],
+               percentiles: Sequence[float], with_dist: Mapping[str, set[str]], n_boot: int, seed: int,
+               level: float) -> dict[str, Any]:
+    """The metrics of one agent's episodes (`cnt`: its per-task (n, c))."""
+    ts = list(cnt)
+    ns = [cnt[t][0] for t in ts]
+    cs = [cnt[t][1] for t in ts]
+    row: dict[str, Any] = {"episodes": len(eps), "tasks": len(ts), "correct": int(sum(cs))}
+    pk = {}
+    for k in ks:
+        vals = pass_at_k_many(ns, cs, k)
+        est, lo, hi = bootstrap_ci(vals, n_boot, seed, level)
+        pk[str(k)] = {"value": est, "ci": [lo, hi], "tasks": int(np.sum(~np.isnan(vals)))}
+    row["pass_at_k"] = pk
+    # pass@1 per family / difficulty / language (per task, then averaged)
+    for dim in ("family", "difficulty", "language"):
+        groups: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+        for ep in eps:
+            g = str(ep.get(dim) or "-")
+            cell = groups[g][task_key(ep)]
+            cell[0] += 1
+            cell[1] += bool(ep.get("correct"))
+        row[f"pass1_by_{dim}"] = {g: {"value": float(np.mean([c / n for n, c in d.values()])),
+                                      "tasks": len(d)} for g, d in sorted(groups.items())}
+    cr = [correct_runnable(ep) for ep in eps]
+    row["correct_runnable_rate"] = float(np.mean(cr)) if cr else math.nan
+    # performance (only episodes the runner timed)
+    timed = [ep for ep in eps if ep.get("perf")]
+    row["timed_episodes"] = len(timed)
+    top: dict[str, Any] = {}
+    for x in percentiles:
+        # tasks without a runtime distribution (no correct episode of any agent was
+        # scored against one) are not part of this metric
+        per_task: dict[str, list[int]] = defaultdict(list)
+        for ep in eps:
+            if task_key(ep) in with_dist[_pkey(x)]:
+                per_task[task_key(ep)].append(int(bool(ep.get("correct"))
+                                                  and bool(_perf(ep).get("top", {}).get(_pkey(x)))))
+        vals = [float(np.mean(v)) for v in per_task.values()]
+        est, lo, hi = bootstrap_ci(vals, n_boot, seed, level)
+        top[_pkey(x)] = {"value": est, "ci": [lo, hi], "tasks": len(vals)}
+    row["strict_top_pass1"] = top
+    effs = [_perf(ep).get("efficiency") for ep in eps if correct_runnable(ep)]
+    effs = [e for e in effs if e is not None]
+    row["relative_efficiency"] = ({"mean": float(np.mean(effs)), "median": float(np.median(effs)),
+                                   "clipped_mean": float(np.mean(np.clip(effs, 0, 1))), "n": len(effs)}
+                                  if effs else {"n": 0})
+    sp = [(_perf(ep).get("speedup"), _perf(ep).get("speedup_significant")) for ep in eps
+          if correct_runnable(ep) and _perf(ep).get("speedup")]
+    row["speedup"] = _speed_summary([s for s, _ in sp], [g for _, g in sp])
+    row["turns"] = turn_stats(eps)
+    return row
+
+
 # --------------------------------------------------------------------------- everything
 
 
@@ -277,58 +317,8 @@ def compute_metrics(episodes: Sequence[Mapping[str, Any]],
 
     with_dist = {_pkey(x): {task_key(ep) for ep in episodes if ep.get("correct")
                             and _perf(ep).get("top", {}).get(_pkey(x)) is not None} for x in percentiles}
-    per_agent: dict[str, Any] = {}
-    for a in agents:
-        eps = by_agent[a]
-        cnt = counts.get(a, {})
-        ts = list(cnt)
-        ns = [cnt[t][0] for t in ts]
-        cs = [cnt[t][1] for t in ts]
-        row: dict[str, Any] = {"episodes": len(eps), "tasks": len(ts), "correct": int(sum(cs))}
-        pk = {}
-        for k in ks:
-            vals = pass_at_k_many(ns, cs, k)
-            est, lo, hi = bootstrap_ci(vals, n_boot, seed, level)
-            pk[str(k)] = {"value": est, "ci": [lo, hi], "tasks": int(np.sum(~np.isnan(vals)))}
-        row["pass_at_k"] = pk
-        # pass@1 per family / difficulty / language (per task, then averaged)
-        for dim in ("family", "difficulty", "language"):
-            groups: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-            for ep in eps:
-                g = str(ep.get(dim) or "-")
-                cell = groups[g][task_key(ep)]
-                cell[0] += 1
-                cell[1] += bool(ep.get("correct"))
-            row[f"pass1_by_{dim}"] = {g: {"value": float(np.mean([c / n for n, c in d.values()])),
-                                          "tasks": len(d)} for g, d in sorted(groups.items())}
-        cr = [correct_runnable(ep) for ep in eps]
-        row["correct_runnable_rate"] = float(np.mean(cr)) if cr else math.nan
-        # performance (only episodes the runner timed)
-        timed = [ep for ep in eps if ep.get("perf")]
-        row["timed_episodes"] = len(timed)
-        top: dict[str, Any] = {}
-        for x in percentiles:
-            # tasks without a runtime distribution (no correct episode of any agent was
-            # scored against one) are not part of this metric
-            per_task: dict[str, list[int]] = defaultdict(list)
-            for ep in eps:
-                if task_key(ep) in with_dist[_pkey(x)]:
-                    per_task[task_key(ep)].append(int(bool(ep.get("correct"))
-                                                      and bool(_perf(ep).get("top", {}).get(_pkey(x)))))
-            vals = [float(np.mean(v)) for v in per_task.values()]
-            est, lo, hi = bootstrap_ci(vals, n_boot, seed, level)
-            top[_pkey(x)] = {"value": est, "ci": [lo, hi], "tasks": len(vals)}
-        row["strict_top_pass1"] = top
-        effs = [_perf(ep).get("efficiency") for ep in eps if correct_runnable(ep)]
-        effs = [e for e in effs if e is not None]
-        row["relative_efficiency"] = ({"mean": float(np.mean(effs)), "median": float(np.median(effs)),
-                                       "clipped_mean": float(np.mean(np.clip(effs, 0, 1))), "n": len(effs)}
-                                      if effs else {"n": 0})
-        sp = [(_perf(ep).get("speedup"), _perf(ep).get("speedup_significant")) for ep in eps
-              if correct_runnable(ep) and _perf(ep).get("speedup")]
-        row["speedup"] = _speed_summary([s for s, _ in sp], [g for _, g in sp])
-        row["turns"] = turn_stats(eps)
-        per_agent[a] = row
+    per_agent = {a: _agent_row(by_agent[a], counts.get(a, {}), ks, percentiles, with_dist, n_boot, seed, level)
+                 for a in agents}
 
     # saturation
     common = [t for t in tasks if all(t in counts.get(a, {}) for a in agents)]

@@ -1,20 +1,11 @@
 """Reports of an eval: ``results.json``, ``summary.md`` and one self-contained ``report.html``.
 
-This module owns turning an eval directory (``manifest.json`` + ``results.jsonl``, see
-`codegym.evaluation.runner`) into:
-
-- ``results.json``: the manifest's provenance (config, codegym version, task hashes,
-  sessions with machine and calibration factor) and every metric of
-  `codegym.evaluation.metrics.compute_metrics`;
-- ``summary.md``: Markdown tables for pasting into papers (main table, ranking,
-  head-to-head, saturation, turn statistics);
-- ``report.html``: one file, no external resource (plots are inline SVG made with
-  matplotlib's Agg backend, styles and the small filter script are inline): pass@k
-  bars with bootstrap intervals, speedup distributions, a per-task heatmap of agents x
-  tasks, the head-to-head matrix, ranking, saturation, turn statistics and a table of
-  every episode with its final diff (HTML-escaped).
-
-`write_report(dir)` regenerates all three from stored results (``codegym report DIR``).
+`write_report(dir)` (``codegym report DIR``) turns an eval directory (``manifest.json``
++ ``results.jsonl``, `codegym.evaluation.store`) into ``results.json`` (the manifest's
+provenance and every metric of `codegym.evaluation.metrics.compute_metrics`),
+``summary.md`` (Markdown tables for papers) and ``report.html``: one file with no
+external resource (inline SVG plots made with matplotlib's Agg backend, inline styles
+and filter script), described in docs/eval.md.
 """
 
 from __future__ import annotations
@@ -25,11 +16,14 @@ import json
 import math
 import os
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
+
+import numpy as np
 
 from codegym.evaluation.metrics import compute_metrics
-from codegym.evaluation.runner import RESULTS_FILE, ResultStore, read_manifest
+from codegym.evaluation.store import RESULTS_FILE, ResultStore, read_manifest
 
 __all__ = ["load_eval", "build_results", "write_report", "render_html", "render_markdown",
            "REPORT_FILE", "RESULTS_JSON", "SUMMARY_FILE"]
@@ -188,7 +182,8 @@ def render_markdown(res: Mapping[str, Any]) -> str:
              f"codegym {p.get('codegym_version')}; {len(m['tasks'])} task(s), {len(m['agents'])} agent(s), "
              f"{p.get('stored_episodes')} of {p.get('planned_episodes')} episode(s); n = {len(p.get('seeds') or [])} "
              f"sample(s) per task; timing {'on' if p.get('timing') else 'off'}; calibration factor "
-             f"{', '.join(f'{c:.4g} s' for c in cal) or 'not measured'}; fingerprint `{(p.get('fingerprint') or '')[:16]}`.",
+             f"{', '.join(f'{c:.4g} s' for c in cal) or 'not measured'}; "
+             f"fingerprint `{(p.get('fingerprint') or '')[:16]}`.",
              f"Intervals: {100 * m['bootstrap']['level']:.0f}% percentile bootstrap over tasks "
              f"({m['bootstrap']['samples']} resamples, seed {m['bootstrap']['seed']}).",
              "", "## Results", "", _md_table(*_main_rows(res)),
@@ -216,7 +211,7 @@ def render_markdown(res: Mapping[str, Any]) -> str:
 
 def _svg(fig) -> str:
     """A matplotlib figure as an inline <svg> element (text kept as text)."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # noqa: PLC0415 -- heavy: only when a report is drawn
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})  # reproducible files
     plt.close(fig)
@@ -225,9 +220,9 @@ def _svg(fig) -> str:
 
 
 def _mpl():
-    import matplotlib
+    import matplotlib  # noqa: PLC0415 -- heavy: only when a report is drawn
     matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # noqa: PLC0415
     plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False,
                          "axes.spines.right": False, "svg.hashsalt": "codegym"})
     return plt
@@ -235,7 +230,6 @@ def _mpl():
 
 def plot_pass_at_k(m: Mapping[str, Any]) -> str:
     plt = _mpl()
-    import numpy as np
     agents, ks = m["agents"], m["ks"]
     fig, ax = plt.subplots(figsize=(max(4.5, 1.2 * len(agents) * len(ks) + 1.5), 3.2))
     width = 0.8 / max(1, len(agents))
@@ -271,7 +265,6 @@ def plot_speedups(m: Mapping[str, Any]) -> str | None:
     fig, ax = plt.subplots(figsize=(max(4.5, 1.3 * len(agents) + 1.5), 3.2))
     ax.boxplot(data, showfliers=False)
     ax.set_xticks(range(1, len(agents) + 1), agents)
-    import numpy as np
     rng = np.random.default_rng(0)  # jitter only: seeded so the file is reproducible
     for i, d in enumerate(data, 1):
         ax.scatter(i + rng.uniform(-0.12, 0.12, len(d)), d, s=10, alpha=0.6)
@@ -284,7 +277,6 @@ def plot_speedups(m: Mapping[str, Any]) -> str | None:
 
 def plot_heatmap(m: Mapping[str, Any]) -> str:
     plt = _mpl()
-    import numpy as np
     agents, tasks = m["agents"], [t["key"] for t in m["tasks"]]
     arr = np.array([[(m["per_task"][a].get(t) or {}).get("rate") if (m["per_task"][a].get(t) or {}).get("rate")
                      is not None else np.nan for t in tasks] for a in agents], dtype=float)
@@ -304,7 +296,6 @@ def plot_heatmap(m: Mapping[str, Any]) -> str:
 
 def plot_h2h(m: Mapping[str, Any]) -> str:
     plt = _mpl()
-    import numpy as np
     agents = m["agents"]
     mat = m["head_to_head"]["matrix"]
     arr = np.array([[mat[a][b] if mat[a][b] is not None else np.nan for b in agents] for a in agents], dtype=float)
@@ -332,7 +323,7 @@ figure.plot{margin:1em 0;overflow-x:auto}figure.plot svg{max-width:100%;height:a
 pre{background:#f7f7f7;padding:.5em;overflow-x:auto;max-height:30em;font-size:12px;margin:.3em 0}
 .v-accepted{color:#176d2c;font-weight:600}.v-bad{color:#a4161a}.muted{color:#777}
 #filter{padding:4px 8px;width:22em;margin:.4em 0}.kv td:first-child{font-weight:600}
-"""
+"""  # noqa: E501 -- one CSS rule set per line
 
 _JS = """
 (function(){
@@ -348,7 +339,7 @@ _JS = """
   apply();
   document.body.setAttribute('data-ready','1');
 })();
-"""
+"""  # noqa: E501
 
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[str]], id_: str | None = None, cls: str = "") -> str:
@@ -365,7 +356,8 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]], id_: str | None =
 def _figure(id_: str, svg: str | None, caption: str, missing: str) -> str:
     if svg is None:
         return f'<p class="muted" id="{id_}-missing">{html.escape(missing)}</p>'
-    return f'<figure class="plot" id="{id_}">{svg}<figcaption class="muted">{html.escape(caption)}</figcaption></figure>'
+    return (f'<figure class="plot" id="{id_}">{svg}'
+            f'<figcaption class="muted">{html.escape(caption)}</figcaption></figure>')
 
 
 def _episode_rows(episodes: Sequence[Mapping[str, Any]]) -> str:
@@ -400,7 +392,8 @@ def render_html(res: Mapping[str, Any], episodes: Sequence[Mapping[str, Any]], m
     sessions = p.get("sessions") or []
     sess_rows = [[s.get("started"), (s.get("machine") or {}).get("host"), (s.get("machine") or {}).get("cpu"),
                   (s.get("machine") or {}).get("cpus"), s.get("sandbox"), s.get("isolation"),
-                  _f(s.get("calibration_factor"), 5) if s.get("calibration_factor") else s.get("calibration_error", "–")]
+                  _f(s.get("calibration_factor"), 5) if s.get("calibration_factor")
+                  else s.get("calibration_error", "–")]
                  for s in sessions]
     sat = m["saturation"]
     timing_note = ("Timing was off for this eval (`timing:` in the config): no speed metrics."

@@ -1,29 +1,14 @@
 """Benchmark importers: public benchmark files -> codegym task suites.
 
-Each importer reads a benchmark's own format and writes a suite folder
-(``suite.yaml`` + one task YAML per problem) that `codegym.load_suite` and
+Each importer reads a benchmark's own format and writes a suite folder (``suite.yaml``
++ one task YAML per problem) that `codegym.tasks.suite.load_suite` and
 ``gym.make("codegym/Suite-v0", suite=DIR)`` use as is; ids keep the source's
-(``HumanEval/0`` -> ``humaneval/HumanEval_0``).
-
-=====================  ===========================================  ============================
-function               reads                                        tasks
-=====================  ===========================================  ============================
-`import_humaneval`     HumanEval, HumanEval+ / MBPP+ (EvalPlus)     script (plain) / function
-                                                                    (EvalPlus, expected outputs
-                                                                    from the reference, run in
-                                                                    the sandbox)
-`import_multiple`      MultiPL-E prompts (Julia, JavaScript)        script (prompt + completion
-                                                                    + tests)
-`import_lcb`           LiveCodeBench (files, or the hub via         function (LeetCode) / stdio
-                       `datasets`); `load_lcb` is the loader
-`import_leetcode_contest`  DeepSeek-Coder LeetCode contest set      function
-=====================  ===========================================  ============================
-
-Also here: `syntax_check` / `precheck` (`codegym.judge.syntax`), tree-sitter
-compile-stage feedback for languages whose toolchain is missing (Julia here),
-and `julia_test_report` (`codegym.importers.multiple`), the reader of Julia's
-``Test Summary``. Command line: ``codegym import ...`` (`codegym.cli.imports`).
-Submodules are imported lazily, so ``import codegym.importers`` stays cheap.
+(``HumanEval/0`` -> ``humaneval/HumanEval_0``). Importers: `humaneval` (HumanEval,
+EvalPlus HumanEval+ / MBPP+), `multiple` (MultiPL-E), `lcb` (LiveCodeBench, the
+LeetCode contest set), `swebench` (SWE-bench). Shared parts: `common` (records, names,
+the report), `values`, `yamlout`, `references` (reference runs in the sandbox).
+Command line: ``codegym import ...`` (`codegym.cli.imports`); docs/eval.md. Names are
+imported lazily, so ``import codegym.importers`` stays cheap.
 """
 
 from __future__ import annotations
@@ -43,13 +28,14 @@ _EXPORTS = {
     "lcb_task": "codegym.importers.lcb",
     "LCBProblem": "codegym.importers.lcb",
     "import_leetcode_contest": "codegym.importers.lcb",
+    "import_swebench": "codegym.importers.swebench",
     "syntax_check": "codegym.judge.syntax",
     "precheck": "codegym.judge.syntax",
     "SyntaxIssue": "codegym.judge.syntax",
     "ImportReport": "codegym.importers.common",
-    "write_suite": "codegym.importers.common",
     "read_records": "codegym.importers.common",
-    "judge_references": "codegym.importers.common",
+    "write_suite": "codegym.importers.yamlout",
+    "judge_references": "codegym.importers.references",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,72 +1,29 @@
 """HumanEval, HumanEval+ and MBPP+ (EvalPlus) importer: ``codegym import humaneval``.
 
 Reads the HumanEval format (``task_id``, ``prompt``, ``entry_point``,
-``canonical_solution``, ``test``) and the EvalPlus format (the same plus
-``base_input``, ``plus_input``, ``atol``; MBPP+ also ``assertion``), as
-``.jsonl`` or ``.jsonl.gz``, and writes one task YAML per problem.
-
-Ids keep the source's: ``HumanEval/0`` -> ``humaneval/HumanEval_0`` (plain),
-``humanevalplus/HumanEval_0`` (EvalPlus inputs), ``Mbpp/2`` -> ``mbppplus/Mbpp_2``
-(EvalPlus inputs) or ``mbpp/Mbpp_2`` (plain: the ``assertion`` code).
-
-Two task shapes:
-
-plain (``mode="plain"``, or a record without ``base_input``)
-    ``kind: script``: the program is the candidate's ``main.py`` (starter = the
-    prompt) followed by the test code (HumanEval's ``test`` defining
-    ``check(candidate)``, which the script driver calls with the entry point, or
-    MBPP's ``assertion`` lines); it passes only with the driver's unforgeable
-    marker. The reference solution is ``prompt + canonical_solution``. Time limit:
-    3 s CPU (the upstream harness's 3 s per problem).
-
-EvalPlus (``mode="plus"``, or ``"auto"`` with ``base_input`` present)
-    Differential testing, as EvalPlus does it: the inputs are ``base_input`` +
-    ``plus_input`` (all of them, or the first ``max_plus``), MBPP+ inputs
-    deserialised with EvalPlus's per-task rules (tuples, sets, complex); the
-    expected outputs are computed by running ``prompt + canonical_solution`` **in
-    the sandbox** (never on the host), which also measures each input's reference
-    CPU time ``t``. EvalPlus's time-limit rule gives every input the limit
-    ``max(time_floor, time_factor * t)`` (defaults 1 s and 4, EvalPlus's
-    ``DEFAULT_MIN_TIME_LIMIT`` / ``DEFAULT_GT_TIME_LIMIT_FACTOR``).
-
-    Most problems become ``kind: function`` tasks: one case per input, return
-    values compared in the trusted host (`codegym.judge.checkers.ValueChecker`). The
-    comparison follows EvalPlus's ``unsafe_execute``: exact equality, except that
-    when ``atol != 0``, or the expected value is a float or a list/tuple of floats
-    (EvalPlus then forces ``atol = 1e-6``), numbers are compared with a tolerance.
-    EvalPlus uses ``np.allclose(out, exp, rtol=1e-07, atol=atol)``, i.e.
-    ``|out - exp| <= atol + 1e-07 * |exp|``; codegym's float checker accepts
-    ``|out - exp| <= max(atol, rtol * |exp|)`` with ``abs_tol=atol, rel_tol=1e-07``
-    -- the two bounds differ by less than a factor 2 at the boundary. Two known,
-    documented differences, both more lenient than EvalPlus: a tuple equals a list
-    with the same items (EvalPlus: ``(1, 2) != [1, 2]``), and under a tolerance an
-    int may match a float (EvalPlus also demands equal types there).
-
-    Problems that need more than value equality become ``kind: script`` tasks
-    whose test code runs the inputs in chunks and applies EvalPlus's rules inside
-    the sandbox (same comparison as above, written out in Python): EvalPlus's
-    special oracles (HumanEval/32 ``find_zero``: ``|poly(xs, out)| <= atol``;
-    MBPP+ ``are_equivalent``, ``sum_div``, ``surface_Area``,
-    ``digit_distance_nums``, the set-equality and not-None tasks), and problems
-    whose inputs or outputs JSON cannot carry (tuples or sets as arguments, sets,
-    complex, non-string dict keys as results). Such a chunk's limit is
-    ``time_floor + time_factor * (sum of its inputs' reference times)``.
-
-    ``public`` holds the base inputs (the original benchmark's tests) and
-    ``hidden`` base + plus, so the env's feedback is the original tests and the
-    verdict is EvalPlus's.
+``canonical_solution``, ``test``) and the EvalPlus format (also ``base_input``,
+``plus_input``, ``atol``; MBPP+ ``assertion``) and writes one task per problem; ids keep
+the source's (``HumanEval/0`` -> ``humaneval/HumanEval_0``, ``humanevalplus/...``).
+Plain records become ``kind: script`` tasks (prompt + completion + the upstream test
+code); EvalPlus records become differential tests whose expected outputs come from the
+canonical solution run in the sandbox, with EvalPlus's comparison and time-limit rule:
+``kind: function`` tasks, or ``kind: script`` ones where values JSON cannot carry or a
+special oracle decides. docs/eval.md has the rules and the known differences.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from codegym.importers.common import (ImportError_, ImportReport, has_nonfinite, is_plain_value,
-                                      py_literal, read_records, run_reference, task_name, to_plain,
-                                      write_suite)
+from codegym.importers.common import ImportReport, select_records, task_name, write_import
+from codegym.importers.reference_driver import is_floats
+from codegym.importers.references import run_reference
+from codegym.importers.values import has_nonfinite, is_plain_value, py_literal, to_plain
+from codegym.sandbox import make_sandbox
 
 __all__ = ["import_humaneval", "build_humaneval_tasks", "mbpp_deserialize_inputs", "SPECIAL_ORACLES",
            "is_floats"]
@@ -114,15 +71,6 @@ _URL = {
     "mbpp": "https://github.com/evalplus/mbppplus_release",
     "mbppplus": "https://github.com/evalplus/mbppplus_release",
 }
-
-
-def is_floats(x: Any) -> bool:
-    """EvalPlus's ``is_floats``: a float, or a non-empty list/tuple of floats only."""
-    if isinstance(x, float):
-        return True
-    if isinstance(x, (list, tuple)) and x:
-        return all(isinstance(i, float) for i in x)
-    return False
 
 
 # --------------------------------------------------------------------------- MBPP+ inputs
@@ -180,7 +128,7 @@ def mbpp_deserialize_inputs(task_id: str, inputs: list) -> list:
 
 # --------------------------------------------------------------------------- script tests
 
-_SCRIPT_HELPERS = '''import math
+_SCRIPT_HELPERS = f'''import math
 
 
 def _cg_is_floats(x):
@@ -191,7 +139,7 @@ def _cg_is_floats(x):
     return False
 
 
-def _cg_allclose(out, exp, atol, rtol={rtol!r}):
+def _cg_allclose(out, exp, atol, rtol={EVALPLUS_RTOL!r}):
     # np.allclose(out, exp, rtol=rtol, atol=atol) on numbers and nested sequences of numbers
     if isinstance(exp, (list, tuple)) or isinstance(out, (list, tuple)):
         if not (isinstance(exp, (list, tuple)) and isinstance(out, (list, tuple))) or len(out) != len(exp):
@@ -239,7 +187,7 @@ def _cg_ok(rule, out, exp, inp, atol):
     elif rule == "not_none":
         exact = out == exp if isinstance(out, bool) else exp == (out is not None)
     if atol == 0 and _cg_is_floats(exp):
-        atol = {float_atol!r}
+        atol = {FLOAT_ATOL!r}
     if not exact and atol != 0:
         if type(out) != type(exp):
             return False
@@ -255,7 +203,7 @@ def _cg_short(v, n=160):
     except Exception:
         s = "<unprintable>"
     return s if len(s) <= n else s[: n - 3] + "..."
-'''.format(rtol=EVALPLUS_RTOL, float_atol=FLOAT_ATOL)
+'''
 
 
 def _script_chunk_code(entry: str, rule: str, atol: float, reference: str, inputs: Sequence[Any],
@@ -358,10 +306,8 @@ def _plus_task(rec: dict, dataset: str, suite: str, source_id: str, labels: list
     rule = SPECIAL_ORACLES.get((dataset, entry))
     labels = [labels[i] for i in keep]
     inputs = [inputs[i] for i in keep]
-    values = [rr.values[i] for i in keep]
     times = [rr.times[i] for i in keep]
     sizes = [rr.sizes[i] for i in keep]
-    floats = [rr.floats[i] for i in keep]
     n_base = sum(1 for lb in labels if lb.startswith("base"))
     n_plus = len(labels) - n_base
     plain_in = all(is_plain_value(a, allow_tuples=False) and not has_nonfinite(a) for a in inputs)
@@ -380,32 +326,10 @@ def _plus_task(rec: dict, dataset: str, suite: str, source_id: str, labels: list
     if dropped:
         extra["dropped_inputs"] = dropped
     if rule is None and plain_in and plain_out and small_out:
-        tol = {"type": "float", "abs_tol": atol or FLOAT_ATOL, "rel_tol": EVALPLUS_RTOL}
-        task_checker: Any = tol if (atol or (floats and all(floats))) else "exact"
-        cases = []
-        n_computed = 0
-        for lb, a, v, t, n, fl in zip(labels, inputs, values, times, sizes, floats):
-            case: dict[str, Any] = {"name": lb, "args": to_plain(list(a))}
-            if n <= INLINE_MAX and (v is not None or n <= 5):
-                case["expected"] = to_plain(v)
-            else:
-                n_computed += 1   # omitted: codegym.judge.testgen computes it with the reference, in the sandbox
-            lim = _time_limit(t, time_floor, time_factor)
-            if lim > time_floor:
-                case["time_s"] = lim
-            if task_checker == "exact" and fl:
-                case["checker"] = dict(tol)
-            cases.append(case)
-        task.update({"kind": "function", "language": "python", "entry_point": entry})
-        tests: dict[str, list] = {}
-        if public_base:
-            tests["public"] = [c for c in cases if c["name"].startswith("base")]
-        tests["hidden"] = cases
-        task["tests"] = tests
-        task["checker"] = task_checker
-        extra["harness"] = "function"
-        if n_computed:
-            extra["expected_computed_at_judge_time"] = n_computed
+        values = [rr.values[i] for i in keep]
+        floats = [rr.floats[i] for i in keep]
+        _function_tests(task, extra, entry, atol, labels, inputs, values, times, sizes, floats,
+                        time_floor=time_floor, time_factor=time_factor, public_base=public_base)
     else:
         why = (f"special oracle {rule}" if rule else
                "inputs JSON cannot carry" if not plain_in else
@@ -413,27 +337,8 @@ def _plus_task(rec: dict, dataset: str, suite: str, source_id: str, labels: list
                f"outputs larger than {FUNCTION_VALUE_MAX} bytes")
         extra["harness"] = f"script ({why})"
         extra["oracle"] = rule or "differential"
-
-        def chunks(idxs: list[int]) -> list[dict]:
-            out = []
-            for k in range(0, len(idxs), chunk):
-                part = idxs[k:k + chunk]
-                code = _script_chunk_code(entry, rule or "", atol, reference, [inputs[i] for i in part],
-                                          [labels[i] for i in part])
-                ref_t = sum(times[i] for i in part)
-                # the candidate's budget by EvalPlus's rule, plus the reference's own run
-                lim = _round_up(time_floor + (time_factor + 1.0) * ref_t)
-                out.append({"name": f"{labels[part[0]]}..{labels[part[-1]]}", "code": code, "time_s": lim})
-            return out
-
-        base_idx = [i for i, lb in enumerate(labels) if lb.startswith("base")]
-        plus_idx = [i for i, lb in enumerate(labels) if not lb.startswith("base")]
-        task.update({"kind": "script", "language": "python", "entry_point": entry})
-        tests = {}
-        if public_base and base_idx:
-            tests["public"] = chunks(base_idx)
-        tests["hidden"] = chunks(base_idx) + chunks(plus_idx)
-        task["tests"] = tests
+        _script_tests(task, entry, rule, atol, reference, labels, inputs, times, time_floor=time_floor,
+                      time_factor=time_factor, chunk=chunk, public_base=public_base)
     task["starter"] = {"main.py": rec["prompt"]}
     task["limits"] = {"time_s": time_floor, "memory_mb": memory_mb}
     task["solutions"] = {"reference": {"files": {"main.py": reference}}}
@@ -443,6 +348,64 @@ def _plus_task(rec: dict, dataset: str, suite: str, source_id: str, labels: list
     order = ["id", "title", "statement", "kind", "language", "entry_point", "starter", "tests", "checker",
              "limits", "solutions", "metadata"]
     return {k: task[k] for k in order if k in task}
+
+
+def _function_tests(task: dict, extra: dict, entry: str, atol: float, labels: list[str], inputs: list,
+                    values: list, times: list[float], sizes: list[int], floats: list[bool], *,
+                    time_floor: float, time_factor: float, public_base: bool) -> None:
+    """A ``kind: function`` task: one case per input, return values compared on the host."""
+    tol = {"type": "float", "abs_tol": atol or FLOAT_ATOL, "rel_tol": EVALPLUS_RTOL}
+    task_checker: Any = tol if (atol or (floats and all(floats))) else "exact"
+    cases = []
+    n_computed = 0
+    for lb, a, v, t, n, fl in zip(labels, inputs, values, times, sizes, floats):
+        case: dict[str, Any] = {"name": lb, "args": to_plain(list(a))}
+        if n <= INLINE_MAX and (v is not None or n <= 5):
+            case["expected"] = to_plain(v)
+        else:
+            n_computed += 1   # omitted: codegym.judge.testgen computes it with the reference, in the sandbox
+        lim = _time_limit(t, time_floor, time_factor)
+        if lim > time_floor:
+            case["time_s"] = lim
+        if task_checker == "exact" and fl:
+            case["checker"] = dict(tol)
+        cases.append(case)
+    task.update({"kind": "function", "language": "python", "entry_point": entry})
+    tests: dict[str, list] = {}
+    if public_base:
+        tests["public"] = [c for c in cases if c["name"].startswith("base")]
+    tests["hidden"] = cases
+    task["tests"] = tests
+    task["checker"] = task_checker
+    extra["harness"] = "function"
+    if n_computed:
+        extra["expected_computed_at_judge_time"] = n_computed
+
+
+def _script_tests(task: dict, entry: str, rule: str | None, atol: float, reference: str, labels: list[str],
+                  inputs: list, times: list[float], *, time_floor: float, time_factor: float, chunk: int,
+                  public_base: bool) -> None:
+    """A ``kind: script`` task: chunks of inputs checked by EvalPlus's rules in the sandbox."""
+    def chunks(idxs: list[int]) -> list[dict]:
+        out = []
+        for k in range(0, len(idxs), chunk):
+            part = idxs[k:k + chunk]
+            code = _script_chunk_code(entry, rule or "", atol, reference, [inputs[i] for i in part],
+                                      [labels[i] for i in part])
+            ref_t = sum(times[i] for i in part)
+            # the candidate's budget by EvalPlus's rule, plus the reference's own run
+            lim = _round_up(time_floor + (time_factor + 1.0) * ref_t)
+            out.append({"name": f"{labels[part[0]]}..{labels[part[-1]]}", "code": code, "time_s": lim})
+        return out
+
+    base_idx = [i for i, lb in enumerate(labels) if lb.startswith("base")]
+    plus_idx = [i for i, lb in enumerate(labels) if not lb.startswith("base")]
+    task.update({"kind": "script", "language": "python", "entry_point": entry})
+    tests = {}
+    if public_base and base_idx:
+        tests["public"] = chunks(base_idx)
+    tests["hidden"] = chunks(base_idx) + chunks(plus_idx)
+    task["tests"] = tests
 
 
 def build_humaneval_tasks(records: Sequence[dict], *, mode: str = "auto", max_plus: int | None = None,
@@ -476,44 +439,53 @@ def build_humaneval_tasks(records: Sequence[dict], *, mode: str = "auto", max_pl
             except ValueError as e:
                 report.skipped.append((sid, str(e)))
             continue
-        base = list(rec.get("base_input") or [])
-        extra = list(rec.get("plus_input") or [])
-        n_plus_total = len(extra)
-        if max_plus is not None:
-            extra = extra[:max_plus]
-        if dataset == "mbpp":
-            base = mbpp_deserialize_inputs(sid, base)
-            extra = mbpp_deserialize_inputs(sid, extra)
-        labels = [f"base-{i}" for i in range(len(base))] + [f"plus-{i}" for i in range(len(extra))]
-        plus_jobs.append((rec, dataset, suite, sid, labels, base + extra))
-        report.counts["plus_inputs_total"] = report.counts.get("plus_inputs_total", 0) + n_plus_total
+        plus_jobs.append(_plus_inputs(rec, dataset, suite, sid, max_plus))
+        report.counts["plus_inputs_total"] = (report.counts.get("plus_inputs_total", 0)
+                                              + len(rec.get("plus_input") or []))
     if plus_jobs:
-        if sandbox is None:
-            from codegym.sandbox import make_sandbox  # noqa: PLC0415
-            sandbox = make_sandbox()
-        jobs = [{"code": rec["prompt"] + rec["canonical_solution"], "entry": rec["entry_point"],
-                 "inputs": inputs} for rec, _, _, _, _, inputs in plus_jobs]
-        t0 = time.monotonic()
-        results = run_reference(sandbox, jobs, send_max=INLINE_MAX, measure_max=FUNCTION_VALUE_MAX)
-        report.notes.append(f"reference solutions ran on {sum(len(j['inputs']) for j in jobs)} inputs "
-                            f"in the sandbox in {time.monotonic() - t0:.1f} s")
-        for (rec, dataset, suite, sid, labels, inputs), rr in zip(plus_jobs, results):
-            keep = [i for i in range(len(inputs)) if i not in rr.errors]
-            dropped = [f"{labels[i]}: {rr.errors[i].splitlines()[-1][:200]}" for i in sorted(rr.errors)]
-            if not keep:
-                report.skipped.append((sid, "the reference failed on every input: "
-                                       + (rr.message or (dropped[0] if dropped else "?"))))
-                continue
-            if dropped:
-                report.notes.append(f"{sid}: {len(dropped)} input(s) dropped (the reference failed): "
-                                    f"{dropped[0]}")
-            task = _plus_task(rec, dataset, suite, sid, labels, inputs, rr, keep,
-                              len(rec.get("plus_input") or []), dropped, time_floor=time_floor,
-                              time_factor=time_factor, memory_mb=memory_mb, chunk=chunk,
-                              public_base=public_base)
-            tasks.append(task)
-            report.count(task["kind"])
-            report.count("cases", len(task["tests"]["hidden"]))
+        sandbox = sandbox if sandbox is not None else make_sandbox()
+        tasks += _run_plus_jobs(plus_jobs, sandbox, report, time_floor=time_floor, time_factor=time_factor,
+                                memory_mb=memory_mb, chunk=chunk, public_base=public_base)
+    return tasks
+
+
+def _plus_inputs(rec: dict, dataset: str, suite: str, sid: str, max_plus: int | None) -> tuple:
+    """(record, dataset, suite, id, input labels, argument lists) of an EvalPlus record."""
+    base = list(rec.get("base_input") or [])
+    extra = list(rec.get("plus_input") or [])
+    if max_plus is not None:
+        extra = extra[:max_plus]
+    if dataset == "mbpp":
+        base = mbpp_deserialize_inputs(sid, base)
+        extra = mbpp_deserialize_inputs(sid, extra)
+    labels = [f"base-{i}" for i in range(len(base))] + [f"plus-{i}" for i in range(len(extra))]
+    return rec, dataset, suite, sid, labels, base + extra
+
+
+def _run_plus_jobs(plus_jobs: list[tuple], sandbox, report: ImportReport, **task_kw: Any) -> list[dict]:
+    """Run the references of EvalPlus records in the sandbox; their tasks (`_plus_task`)."""
+    jobs = [{"code": rec["prompt"] + rec["canonical_solution"], "entry": rec["entry_point"],
+             "inputs": inputs} for rec, _, _, _, _, inputs in plus_jobs]
+    t0 = time.monotonic()
+    results = run_reference(sandbox, jobs, send_max=INLINE_MAX, measure_max=FUNCTION_VALUE_MAX)
+    report.notes.append(f"reference solutions ran on {sum(len(j['inputs']) for j in jobs)} inputs "
+                        f"in the sandbox in {time.monotonic() - t0:.1f} s")
+    tasks = []
+    for (rec, dataset, suite, sid, labels, inputs), rr in zip(plus_jobs, results):
+        keep = [i for i in range(len(inputs)) if i not in rr.errors]
+        dropped = [f"{labels[i]}: {rr.errors[i].splitlines()[-1][:200]}" for i in sorted(rr.errors)]
+        if not keep:
+            report.skipped.append((sid, "the reference failed on every input: "
+                                   + (rr.message or (dropped[0] if dropped else "?"))))
+            continue
+        if dropped:
+            report.notes.append(f"{sid}: {len(dropped)} input(s) dropped (the reference failed): "
+                                f"{dropped[0]}")
+        task = _plus_task(rec, dataset, suite, sid, labels, inputs, rr, keep,
+                          len(rec.get("plus_input") or []), dropped, **task_kw)
+        tasks.append(task)
+        report.count(task["kind"])
+        report.count("cases", len(task["tests"]["hidden"]))
     return tasks
 
 
@@ -531,19 +503,12 @@ def import_humaneval(path: str | Path, out_dir: str | Path, *, mode: str = "auto
     ids         only these source ids (e.g. ["HumanEval/0"]); limit: only the first N
     time_floor, time_factor   EvalPlus's time-limit rule (per input: max(floor, factor x t_ref))
     public_base EvalPlus: the base inputs are also the public split (env feedback)
-    validate    load every written file back with codegym.tasks.schema.load_task
+    validate    load every written file back with codegym.tasks.load.load_task
     Returns an `ImportReport`; the suite can then be used as
     ``gym.make("codegym/Suite-v0", suite=out_dir)``.
     """
     t0 = time.monotonic()
-    records = read_records(path)
-    if ids is not None:
-        want = set(ids)
-        records = [r for r in records if str(r.get("task_id")) in want]
-    if limit is not None:
-        records = records[:limit]
-    if not records:
-        raise ImportError_(f"{path}: no records to import")
+    records = select_records(path, ids, limit, lambda r: str(r.get("task_id")))
     report = ImportReport(source=str(path), out_dir=str(out_dir))
     tasks = build_humaneval_tasks(records, mode=mode, max_plus=max_plus, suite_name=suite_name, sandbox=sandbox,
                                   time_floor=time_floor, time_factor=time_factor, memory_mb=memory_mb,
@@ -554,7 +519,4 @@ def import_humaneval(path: str | Path, out_dir: str | Path, *, mode: str = "auto
             "mbpp": "MBPP (EvalPlus prompts), script tasks with the original assertions",
             "mbppplus": "MBPP+ (EvalPlus): differential tests on base + plus inputs"}.get(
         suite, f"imported from {Path(path).name}")
-    write_suite(out_dir, tasks, name=suite, description=desc, validate=validate)
-    report.written = [t["id"] for t in tasks]
-    report.elapsed_s = time.monotonic() - t0
-    return report
+    return write_import(report, out_dir, tasks, t0, name=suite, description=desc, validate=validate)

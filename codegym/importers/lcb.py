@@ -1,47 +1,14 @@
 """LiveCodeBench importer (``codegym import lcb``), its loader, and the LeetCode-contest importer.
 
-LiveCodeBench (``livecodebench/code_generation_lite``) problems, in LCB's own
-schema: ``question_title``, ``question_content``, ``platform``,
-``question_id``, ``contest_id``, ``contest_date``, ``starter_code``,
-``difficulty``, ``public_test_cases`` (a JSON string: list of ``{input,
-output, testtype}``), ``private_test_cases`` (``base64(zlib(pickle(JSON
-string)))``, or plain JSON), ``metadata`` (a JSON string, ``{"func_name": ...}``
-for LeetCode problems).
-
-- `load_lcb(path_or_dataset, since=None, until=None, difficulty=None)` reads
-  ``.jsonl``/``.json`` (optionally ``.gz``) files or a directory of them
-  directly, or -- when the ``datasets`` library is installed and the hub is
-  reachable -- a hub dataset name (``livecodebench/code_generation_lite``,
-  optionally ``:release_v5``); it returns `LCBProblem` records with decoded
-  tests, filtered by release date (``contest_date``) and difficulty. The
-  private tests are unpickled with an unpickler that refuses every global, so
-  the pickle can only yield plain data (a str), never run code.
-- `lcb_task(problem)` / `import_lcb(...)`: one task per problem, id
-  ``lcb/<question_id>``. Functional tests (``testtype: functional``) become a
-  ``kind: function`` task calling ``Solution.<func_name>`` with the arguments
-  decoded from the test input (newline-separated JSON values, one per argument;
-  the output is JSON); stdin tests become a ``kind: stdio`` task judged by the
-  stdio judge. ``public`` holds the public tests, ``hidden`` public + private
-  (LCB grades on both). ``metadata.release_date`` is the contest date, so
-  ``Suite.filter(since=..., until=...)`` gives contamination windows.
-- `import_leetcode_contest(...)`: the DeepSeek-Coder LeetCode contest set
-  (``prompt``, ``test`` with ``assert my_solution.f(**test_input) == expected``)
-  as the same kind of functional tasks; problems whose tests are not literals
-  (linked lists built by helper lambdas) are skipped with the reason.
-
-Comparisons. LiveCodeBench's official harness compares functional answers with
-``==`` (after turning a returned tuple into a list) and stdin answers line by
-line, falling back to exact ``Decimal`` equality of the tokens, so a float
-answer that is within the problem's tolerance but not printed digit for digit
-like the reference (``0.3333333`` vs ``0.333333333``, or an off-by-one last
-digit) is a false "wrong answer" there. codegym uses its tolerance checker
-(``float``: absolute or relative error <= 1e-6) for every task whose expected
-outputs contain a float, and exact / token comparison otherwise, so integers and
-strings are compared exactly in both harnesses and only float answers differ
-(accepted here within 1e-6). LCB also prepends a block of imports
-(``from typing import *`` ...) to every program; here that block starts the
-starter file (`LCB_PRELUDE`), so a program that deletes it must import what it
-uses. Time limit: LCB's runner default, 6 s per test (``time_s``).
+`load_lcb(path_or_dataset, since=, until=, difficulty=)` reads LCB's own schema from
+``.jsonl``/``.json`` files (optionally gzipped), a directory of them, or a hub dataset
+(with ``datasets``) into `LCBProblem` records; the pickled private tests are read by an
+unpickler that refuses every global. `lcb_task` / `import_lcb` make one task per
+problem (``lcb/<question_id>``): functional tests -> ``kind: function`` calling
+``Solution.<func_name>``, stdin tests -> ``kind: stdio``; ``hidden`` is public +
+private; ``metadata.release_date`` allows contamination windows.
+`import_leetcode_contest`: the DeepSeek-Coder LeetCode contest set as function tasks.
+Float answers are compared with a tolerance (LCB: exact); docs/eval.md has the details.
 """
 
 from __future__ import annotations
@@ -55,14 +22,15 @@ import pickle
 import re
 import time
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from codegym.judge.harness import parse_python
-from codegym.importers.common import (ImportError_, ImportReport, is_plain_value, read_records, task_name,
-                                      write_suite)
+from codegym.importers.common import ImportError_, ImportReport, read_records, task_name, write_import
+from codegym.importers.values import is_plain_value
+from codegym.judge.protocol import parse_python
 
 __all__ = ["LCBTest", "LCBProblem", "load_lcb", "decode_private_tests", "lcb_task", "import_lcb",
            "import_leetcode_contest", "leetcode_contest_task", "LCB_PRELUDE", "FLOAT_CHECKER"]
@@ -126,7 +94,7 @@ class LCBProblem:
         return kinds.pop() if len(kinds) == 1 else "mixed"
 
     @classmethod
-    def from_record(cls, rec: dict) -> "LCBProblem":
+    def from_record(cls, rec: dict) -> LCBProblem:
         def tests(value: Any, private: bool) -> list[LCBTest]:
             raw = decode_private_tests(value) if private else _json_list(value)
             out = []
@@ -194,7 +162,7 @@ def _parse_datetime(value: Any) -> datetime | None:
     if isinstance(value, date):
         return datetime(value.year, value.month, value.day)
     if isinstance(value, (int, float)):
-        return datetime.fromtimestamp(value, tz=timezone.utc).replace(tzinfo=None)
+        return datetime.fromtimestamp(value, tz=UTC).replace(tzinfo=None)
     s = str(value).strip().replace("Z", "+00:00")
     try:
         return datetime.fromisoformat(s)
@@ -404,11 +372,8 @@ def import_lcb(path_or_dataset: str | os.PathLike, out_dir: str | os.PathLike, *
         report.count("cases", len(t["tests"]["hidden"]))
     window = ", ".join(x for x in (f"since {since}" if since else "", f"until {until}" if until else "",
                                    f"difficulty {difficulty}" if difficulty else "") if x)
-    write_suite(out_dir, tasks, name=suite_name, validate=validate, clean=False,
-                description="LiveCodeBench problems" + (f" ({window})" if window else ""))
-    report.written = [t["id"] for t in tasks]
-    report.elapsed_s = time.monotonic() - t0
-    return report
+    return write_import(report, out_dir, tasks, t0, name=suite_name, validate=validate, clean=False,
+                        description="LiveCodeBench problems" + (f" ({window})" if window else ""))
 
 
 # --------------------------------------------------------------------------- LeetCode contest (DeepSeek)
@@ -482,7 +447,7 @@ def leetcode_contest_task(rec: dict, *, suite: str = "leetcode-contest", time_s:
     floats = any(_has_float(c["expected"]) for c in cases)
     meta_src = rec.get("meta") or {}
     start = rec.get("start_time")
-    release = datetime.fromtimestamp(start, tz=timezone.utc).date().isoformat() if isinstance(start, (int, float)) \
+    release = datetime.fromtimestamp(start, tz=UTC).date().isoformat() if isinstance(start, (int, float)) \
         else None
     sid = str(rec.get("task_id") or meta_src.get("titleSlug") or "?")
     difficulty = str(meta_src.get("difficulty") or "").lower() or None
@@ -538,10 +503,7 @@ def import_leetcode_contest(path: str | os.PathLike, out_dir: str | os.PathLike,
         report.count("cases", len(t["tests"]["hidden"]))
         if limit is not None and len(tasks) >= limit:
             break
-    write_suite(out_dir, tasks, name=suite_name, validate=validate,
-                description="LeetCode weekly/biweekly contest problems (DeepSeek-Coder evaluation set), "
-                            "functional tests")
-    report.written = [t["id"] for t in tasks]
     report.count("function", len(tasks))
-    report.elapsed_s = time.monotonic() - t0
-    return report
+    return write_import(report, out_dir, tasks, t0, name=suite_name, validate=validate,
+                        description="LeetCode weekly/biweekly contest problems (DeepSeek-Coder evaluation set), "
+                                    "functional tests")

@@ -1,29 +1,14 @@
 """`TokenAgent`: a codegym agent driven by a token-in/token-out policy (trainer adapters).
 
-Trainers generate from token ids, not from text: verl's rollout servers and TRL's
-model both take ``prompt_ids`` and return the sampled ids (and log-probs). This
-module owns the piece the verl agent loop and the TRL rollout function share:
-
-- `ChatTokens`: turns chat messages into token ids with the tokenizer's chat
-  template, and computes the tokens that a new user message (the env's feedback)
-  adds after a sampled assistant response, *without re-tokenising the response*:
-  the template is rendered with a sentinel in place of the assistant's content,
-  the text after the sentinel (the end-of-turn markup, minus the EOS the policy
-  already sampled) plus the new user turn and the generation prompt is tokenised
-  alone and appended to the context.
-- `TokenAgent`: follows the `codegym.agents` protocol (``reset``/``act``, and
-  ``last_turn`` with ``prompt_ids``, ``response_ids``, ``logprobs``, ``messages``)
-  so `codegym.rollout.collect.play_episode` records token-exact `Trajectory`s
-  from it. Its context only grows (prompt of turn k+1 = prompt of turn k + sampled
-  response + feedback tokens), so `codegym.rollout.export.flatten_trajectory`
-  concatenates the turns into one sequence with an env mask.
-
-Budget: ``max_new_tokens`` per turn and ``max_completion_tokens`` for the whole
-episode (sampled + feedback tokens, what a trainer's response length bounds).
-When the budget cannot hold the next feedback plus at least one sampled token,
-the agent answers ``submit`` without sampling (``last_turn["response_ids"] == []``,
-``last_turn["forced_submit"]``): the env judges the workspace as it stands,
-exactly as its own ``auto_submit`` does on the last turn.
+Trainers generate from token ids (verl's rollout servers, TRL's model). `ChatTokens`
+turns chat messages into ids with the tokenizer's chat template and computes the
+tokens a new user message (the env's feedback) adds after a sampled response without
+re-tokenising it (the template is rendered with a sentinel in place of the reply).
+`TokenAgent` follows the `codegym.agents` protocol and fills ``last_turn`` (prompt and
+response ids, log-probs, messages), so `codegym.rollout.episode.play_episode` records
+token-exact trajectories; its context only grows, so turns concatenate. When the
+episode budget (``max_completion_tokens``) cannot hold the next feedback and a reply,
+it answers ``submit`` without sampling. docs/rollout.md has the details.
 
     generate(context_ids: list[int], max_new_tokens: int) -> (ids, logprobs or None)
 """
@@ -31,7 +16,8 @@ exactly as its own ``auto_submit`` does on the last turn.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 GenerateFn = Callable[[list[int], int], "tuple[list[int], list[float] | None]"]
 
@@ -48,7 +34,7 @@ DEFAULT_CHAT_TEMPLATE = (
 
 
 class ChatTokens:
-    """Chat-template tokenisation with prefix-preserving turns (see the module docstring).
+    """Chat-template tokenisation with prefix-preserving turns (docs/rollout.md).
 
     Args:
         tokenizer: a ``transformers`` tokenizer (``apply_chat_template``, ``__call__``,
@@ -152,7 +138,7 @@ class TokenAgent:
         self._reset_state()
         self.last_turn = None
 
-    def fork(self) -> "TokenAgent":
+    def fork(self) -> TokenAgent:
         return TokenAgent(self.generate, self.chat, self.max_new_tokens, self.max_completion_tokens,
                           self.system_prompt, self.first_messages)
 

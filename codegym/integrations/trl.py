@@ -1,57 +1,42 @@
 """TRL adapter: a ``rollout_func`` that plays codegym episodes, and a codegym reward function.
 
-Targets TRL 1.x (tested with trl 1.16, transformers 5.x): ``GRPOTrainer(...,
-rollout_func=...)`` calls ``rollout_func(prompts, trainer)`` with the prompts of
-the current process (each already repeated ``num_generations`` times by TRL's
-sampler) and expects one completion per prompt: a dict with ``prompt_ids``,
-``completion_ids``, ``logprobs`` (lists per sample), optionally ``env_mask`` (1 on
-tokens the policy sampled, 0 on tokens the env added: TRL leaves them out of the
-loss), and any other key, which TRL passes to the reward functions as a keyword
-argument (one value per sample).
+Targets TRL 1.x: ``GRPOTrainer(..., rollout_func=...)`` calls ``rollout_func(prompts,
+trainer)`` and expects one completion per prompt (``prompt_ids``, ``completion_ids``,
+``logprobs``, ``env_mask``, and extra keys passed to the reward functions).
+`CodegymRollout` plays one episode per prompt with a `TokenAgent` sampling from the
+trainer's model and concatenates the turns without re-tokenising; `codegym_reward`
+returns the env's reward (or judges a completion as a one-turn episode). torch,
+transformers and datasets are imported when first needed. docs/rollout.md shows a run.
 
-    from codegym.integrations.trl import CodegymRollout, codegym_reward
     rollout = CodegymRollout(suite="examples", max_turns=2, max_new_tokens=256)
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, args=GRPOConfig(...),
                           train_dataset=rollout.dataset(), reward_funcs=[codegym_reward],
                           rollout_func=rollout)
-
-One episode per prompt: the env is reset to the prompt's task (found from the
-prompt text, which `CodegymRollout.dataset` made from the env's own first
-observation), a `codegym.integrations.agent.TokenAgent` samples each turn from
-the trainer's model (``model.generate``, log-probs from the processed scores, so
-they are the sampling distribution's), and the turns are concatenated without
-re-tokenising (`codegym.rollout.export.flatten_trajectory`): completion = reply 1,
-feedback tokens (env_mask 0), reply 2, ... The episode's `Trajectory` records
-are kept in `CodegymRollout.trajectories` (for JSONL export and advantages).
-
-Extra fields returned per sample (reward-function keyword arguments):
-``codegym_reward`` (the env's final reward, or the component chosen with
-``reward=``), ``codegym_pass_fraction``, ``codegym_correct``, ``codegym_progress``,
-``codegym_verdict``, ``codegym_task_id``, ``codegym_num_turns``,
-``codegym_episode`` (the trajectory's ``episode_key``).
-
-`codegym_reward` returns ``codegym_reward`` when the rollout produced it, else
-(plain single-turn GRPO, TRL generating) it judges each completion in the
-sandbox as a one-turn episode of the task named by the dataset's ``task_id``
-column. It logs the reward components with TRL's ``log_metric``.
 """
 
 from __future__ import annotations
 
 import copy
+import queue
 import threading
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import gymnasium as gym
 
+from codegym.envs.episode import REWARD_COMPONENTS
+from codegym.envs.registration import register_envs
 from codegym.integrations.agent import ChatTokens, GenerateFn, TokenAgent
+from codegym.rollout.episode import play_episode
 from codegym.rollout.export import flatten_trajectory
+from codegym.rollout.jobs import EpisodeJob, episode_seed
 from codegym.rollout.records import Trajectory
 
 __all__ = ["CodegymRollout", "CodegymReward", "codegym_reward", "hf_generate", "prompt_messages"]
 
 #: reward components every codegym env reports (``info["reward_components"]``)
-COMPONENTS = ("pass_fraction", "correct", "progress")
+COMPONENTS = REWARD_COMPONENTS
 
 
 def prompt_messages(prompt: Any) -> list[dict[str, Any]]:
@@ -82,8 +67,8 @@ def hf_generate(model: Any, tokenizer: Any, generation_config: Any = None, tempe
     `generation_config` (e.g. the trainer's) or the given sampling parameters;
     log-probs are taken from the scores after the logits processors (temperature,
     top-k/p), i.e. of the distribution that was sampled."""
-    import torch
-    from transformers import GenerationConfig
+    import torch  # noqa: PLC0415  (optional heavy dependency)
+    from transformers import GenerationConfig  # noqa: PLC0415
 
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     if generation_config is None:
@@ -144,7 +129,7 @@ def _trainer_generate(trainer: Any) -> GenerateFn:
 
 
 class CodegymRollout:
-    """``rollout_func`` for ``trl.GRPOTrainer`` (see the module docstring).
+    """``rollout_func`` for ``trl.GRPOTrainer`` (docs/rollout.md).
 
     Args:
         env_id: Gymnasium id (default ``codegym/Suite-v0``).
@@ -207,7 +192,7 @@ class CodegymRollout:
     @property
     def env(self) -> gym.Env:
         if self._env is None:
-            import codegym  # noqa: F401  (registers the ids)
+            register_envs()
             self._env = gym.make(self.env_id, **self.env_kwargs)
         return self._env
 
@@ -238,7 +223,7 @@ class CodegymRollout:
 
     def dataset(self, repeat: int = 1) -> Any:
         """A ``datasets.Dataset`` of `rows` for ``GRPOTrainer(train_dataset=...)``."""
-        from datasets import Dataset
+        from datasets import Dataset  # noqa: PLC0415  (optional dependency)
         return Dataset.from_list(self.rows(repeat))
 
     def task_for_prompt(self, prompt: Any) -> str:
@@ -256,7 +241,6 @@ class CodegymRollout:
     def play(self, prompt: Any, generate: GenerateFn, tokenizer: Any, group_id: str, sample_index: int,
              max_completion_tokens: int | None, env: gym.Env | None = None) -> Trajectory:
         """One episode of the prompt's task with a token policy; returns its trajectory."""
-        from codegym.rollout.collect import EpisodeJob, episode_seed, play_episode
         task_id = self.task_for_prompt(prompt)
         env = env if env is not None else self.env
         agent = TokenAgent(generate, tokenizer, max_new_tokens=self.max_new_tokens,
@@ -321,9 +305,6 @@ class CodegymRollout:
         workers = min(self.num_workers, len(jobs))
         if workers <= 1:
             return [self.play(p, generate, chat, g, i, budget) for p, g, i in jobs]
-        import queue
-        from concurrent.futures import ThreadPoolExecutor
-
         while len(self._spare_envs) < workers - 1:
             self._spare_envs.append(gym.make(self.env_id, **self.env_kwargs))
         free: queue.Queue = queue.Queue()
@@ -349,7 +330,7 @@ class CodegymRollout:
 
 
 class CodegymReward:
-    """Reward function for ``GRPOTrainer(reward_funcs=[...])`` (see the module docstring).
+    """Reward function for ``GRPOTrainer(reward_funcs=[...])`` (docs/rollout.md).
 
     Args:
         reward: ``"env"`` or a component name, for completions it judges itself.
@@ -372,7 +353,7 @@ class CodegymReward:
 
     def _judge(self, task_id: str, text: str) -> tuple[float, dict[str, float]]:
         if self._env is None:
-            import codegym  # noqa: F401
+            register_envs()
             kw = {**self.env_kwargs, "max_turns": 1}
             self._env = gym.make(self.env_id, **kw)
         self._env.reset(options={"task_id": task_id})

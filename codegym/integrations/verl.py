@@ -1,40 +1,13 @@
 """verl adapter: parquet datasets, a ``compute_score`` for code, and a multi-turn agent loop.
 
-Targets verl's RLHFDataset + agent-loop interfaces (verl >= 0.5, the
-``verl.experimental.agent_loop`` token-in/token-out API: ``AgentLoopBase.run(
-sampling_params, **kwargs) -> AgentLoopOutput``, ``server_manager.generate(
-request_id=, prompt_ids=, sampling_params=)`` returning a ``TokenOutput`` with
-``token_ids``/``log_probs``). verl itself is not a dependency: only
-`CodegymAgentLoop` needs it, and it is built on first access.
-
-Dataset (`dataset_rows`, `write_parquet`, `write_dataset`): one row per task in
-verl's RLHFDataset schema:
-
-- ``data_source``: ``"codegym/<suite>"``;
-- ``prompt``: chat messages (``[system?, user]``), the user message being the env's
-  first observation (statement, files, edit formats, turns);
-- ``ability``: ``"code"``;
-- ``reward_model``: ``{"style": "rule", "ground_truth": <JSON string>}`` holding what
-  `compute_score` needs to find the task again: ``task_id``, ``task_hash``,
-  ``suite`` (name or path), ``env_id``, ``env_kwargs``;
-- ``extra_info``: ``split``, ``index``, ``task_id``, ``task_hash``, ``suite``,
-  ``env_id``, ``env_kwargs`` (JSON string), ``max_turns``, ``language``, ``multi_turn``;
-- ``agent_name`` (multi-turn datasets only): ``"codegym_agent"``, which routes the
-  row to `CodegymAgentLoop` in verl's agent-loop rollout.
-
-`compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs)`
-(for ``custom_reward_function.path=<this file> name=compute_score``):
-
-- multi-turn: the episode was already judged by the env inside the agent loop,
-  which returns its reward as ``reward_score`` (verl then uses it directly) and in
-  ``extra_fields["reward_scores"]`` (verl passes it back as
-  ``extra_info["rollout_reward_scores"]``); `compute_score` returns that;
-- single-turn: it plays a one-turn episode of the task with ``solution_str`` as the
-  action (any edit format the env accepts, typically a fenced code block), so the
-  hidden tests run in the sandbox exactly as in the env.
-
-It returns ``{"score": reward, "pass_fraction", "correct", "progress"}`` (verl logs
-the extra keys).
+Targets verl's RLHFDataset and agent-loop interfaces (verl >= 0.5, token in / token
+out). `dataset_rows` / `write_dataset` write one row per task (the env's first
+observation as the prompt; what `compute_score` needs to find the task again in
+``reward_model.ground_truth``); `compute_score` returns the reward the agent loop
+already computed (multi-turn) or plays a one-turn episode with the response
+(single-turn); `CodegymAgentLoop` (built on first access: it subclasses verl's
+class) plays a whole episode per row with `run_episode_tokens`. verl and pyarrow
+are imported when first needed. docs/rollout.md has the row schema and a config.
 """
 
 from __future__ import annotations
@@ -42,10 +15,20 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
+from uuid import uuid4
 
+import gymnasium as gym
+
+from codegym.envs.episode import REWARD_COMPONENTS
+from codegym.envs.registration import register_envs
+from codegym.integrations.agent import TokenAgent
+from codegym.rollout.episode import play_episode
 from codegym.rollout.export import TokenSequence, flatten_trajectory
+from codegym.rollout.jobs import EpisodeJob, episode_seed
 from codegym.rollout.records import Trajectory
+from codegym.tasks.suite import load_suite
 
 __all__ = ["dataset_rows", "write_parquet", "read_parquet", "write_dataset", "compute_score",
            "run_episode_tokens", "agent_loop_output_fields", "agent_loop_class", "AGENT_NAME",
@@ -55,7 +38,7 @@ __all__ = ["dataset_rows", "write_parquet", "read_parquet", "write_dataset", "co
 AGENT_NAME = "codegym_agent"
 #: key of the env's final reward in ``extra_fields["reward_scores"]``
 REWARD_KEY = "codegym_reward"
-COMPONENTS = ("pass_fraction", "correct", "progress")
+COMPONENTS = REWARD_COMPONENTS
 DEFAULT_ENV_ID = "codegym/Suite-v0"
 
 
@@ -63,9 +46,7 @@ DEFAULT_ENV_ID = "codegym/Suite-v0"
 
 
 def _make_env(env_id: str, env_kwargs: dict[str, Any]) -> Any:
-    import gymnasium as gym
-
-    import codegym  # noqa: F401  (registers the ids)
+    register_envs()
     return gym.make(env_id, **env_kwargs)
 
 
@@ -73,7 +54,7 @@ def dataset_rows(suite: str | None = None, env_id: str = DEFAULT_ENV_ID, tasks: 
                  split: str = "train", multi_turn: bool = False, max_turns: int | None = None,
                  env_kwargs: dict[str, Any] | None = None, system_prompt: str | None = None,
                  data_source: str | None = None) -> list[dict[str, Any]]:
-    """Rows of a verl RLHFDataset for the env's tasks (see the module docstring).
+    """Rows of a verl RLHFDataset for the env's tasks (docs/rollout.md).
 
     Args:
         suite: suite name or path (``env_kwargs["suite"]``); optional for ids with a default suite.
@@ -137,8 +118,8 @@ def dataset_rows(suite: str | None = None, env_id: str = DEFAULT_ENV_ID, tasks: 
 
 def write_parquet(rows: Sequence[dict[str, Any]], path: Any) -> int:
     """Write dataset rows to a parquet file (pyarrow); returns the row count."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # noqa: PLC0415  (optional dependency)
+    import pyarrow.parquet as pq  # noqa: PLC0415
 
     table = pa.Table.from_pylist(list(rows))
     pq.write_table(table, str(path))
@@ -147,7 +128,7 @@ def write_parquet(rows: Sequence[dict[str, Any]], path: Any) -> int:
 
 def read_parquet(path: Any) -> list[dict[str, Any]]:
     """Rows of a parquet file as Python dicts (what verl's dataset sees, before tokenising)."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # noqa: PLC0415  (optional dependency)
 
     return pq.read_table(str(path)).to_pylist()
 
@@ -187,7 +168,6 @@ def _find_task(task_id: str, task_hash: str | None, suite: str | None, env_id: s
         task = _task_cache.get(key)
         if task is None:
             if suite is not None:
-                from codegym.tasks.suite import load_suite
                 task = load_suite(suite).get(task_id)
             else:
                 env = _make_env(env_id, {k: v for k, v in env_kwargs.items() if k != "max_turns"})
@@ -227,7 +207,7 @@ def _score_dict(score: float, comps: dict[str, Any]) -> dict[str, float]:
 
 def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Any = None,
                   **kwargs: Any) -> dict[str, float]:
-    """verl reward function: the codegym reward of a response (see the module docstring).
+    """verl reward function: the codegym reward of a response (docs/rollout.md).
 
     Keyword options (verl's ``custom_reward_function.reward_kwargs``): ``reward``
     = ``"env"`` (default: the env's reward, pass fraction unless the dataset's
@@ -270,8 +250,6 @@ def run_episode_tokens(generate: Callable[[list[int], int], tuple[list[int], lis
 
     `extra_info`: the row's ``extra_info`` (task id, env id and kwargs);
     `response_length`: verl's ``rollout.response_length`` (sampled + feedback tokens)."""
-    from codegym.integrations.agent import TokenAgent
-    from codegym.rollout.collect import EpisodeJob, episode_seed, play_episode
 
     info = _as_dict(extra_info)
     task_id = info["task_id"]
@@ -332,12 +310,12 @@ def agent_loop_class() -> type:
     if _AGENT_LOOP_CLASS is not None:
         return _AGENT_LOOP_CLASS
     try:
-        from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
+        from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register  # noqa: PLC0415  (optional dependency)
     except ImportError as e:
         raise ImportError("CodegymAgentLoop needs verl (pip install verl); the dataset writer and "
                           "compute_score do not") from e
     try:
-        from verl.experimental.agent_loop.agent_loop import AgentLoopMetrics
+        from verl.experimental.agent_loop.agent_loop import AgentLoopMetrics  # noqa: PLC0415
     except ImportError:  # older verl: metrics are a plain dict
         AgentLoopMetrics = None  # noqa: N806
 
@@ -353,8 +331,6 @@ def agent_loop_class() -> type:
             self.chat_template_kwargs = dict(data.get("apply_chat_template_kwargs", {}) or {}) if data else {}
 
         async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> Any:
-            from uuid import uuid4
-
             loop = asyncio.get_running_loop()
             request_id = uuid4().hex
             messages = list(kwargs["raw_prompt"])

@@ -1,22 +1,13 @@
 """Syntax checks without a toolchain: compile-stage feedback from tree-sitter.
 
-Owns `syntax_check(language, files)`, which parses every source file of a
-language with its tree-sitter grammar (Python with ``compile()``, which is
-exact) and returns `SyntaxIssue` records (file, 1-based line and column,
-message), and `precheck(language, files, main_file)`, the hook the judge calls
-before running a program: when the language's toolchain is **not installed**
-and the sources do not parse, it returns the compile-stage message (the judge
-then reports ``compile_error`` instead of the ``sandbox_error`` that naming the
-missing toolchain would give). With the toolchain present it returns None: the
-real compiler or interpreter is the authority.
-
-tree-sitter is error tolerant, so locations are reconstructed from its ERROR
-and MISSING nodes: an unclosed ``(``/``[``/``{`` or block keyword
-(``function ... end``) is reported where it was opened, a missing token where
-it is missing, an unexpected token where it is. The grammars are not the
-languages' own parsers; known gaps (tree-sitter-julia 0.23): a stray ``end`` at
-the top level is accepted. So a clean check proves nothing; a reported error is
-almost always a real one.
+`syntax_check(language, files)` parses every source file of a language with its
+tree-sitter grammar (Python with ``compile()``, which is exact) and returns `SyntaxIssue`
+records (file, 1-based line and column, message). `precheck(language, files, main_file)`
+is what the judge calls before running a program: when the language's toolchain is not
+installed and the sources do not parse, it returns the compile-stage message (with the
+toolchain present the real compiler is the authority: None). A clean check proves
+nothing; a reported error is almost always a real one (docs/judge.md: how locations are
+found, known gaps).
 
     >>> from codegym.judge.syntax import syntax_check
     >>> [str(e) for e in syntax_check("julia", {"main.jl": "function f(x)\\n    (x + 1\\nend\\n"})]
@@ -27,8 +18,8 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from codegym.core.languages import (
     UnknownLanguageError,
@@ -67,7 +58,7 @@ class SyntaxIssue:
 _local = threading.local()  # tree_sitter.Parser objects are not thread-safe
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _language(name: str):
     import importlib  # noqa: PLC0415
 
@@ -151,7 +142,8 @@ def _issue_for_error(name: str, src: bytes, node) -> tuple[tuple[int, int], str]
     if node.child_count == 0 or node.end_byte - node.start_byte <= 40:
         t = _text(src, node)
         if t.startswith(('"', "'", "`")) and len(set(t)) == 1:
-            return (node.start_point[0], node.start_point[1]), f"string or character literal opened with `{t}` is never closed"
+            return ((node.start_point[0], node.start_point[1]),
+                    f"string or character literal opened with `{t}` is never closed")
         return (node.start_point[0], node.start_point[1]), f"unexpected `{t}`"
     first = node.children[0] if node.children else node
     return ((first.start_point[0], first.start_point[1]),
@@ -266,7 +258,6 @@ def precheck(language: str, files: Mapping[str, str | bytes], main_file: str | N
     if main_file:
         issues.sort(key=lambda i: (i.file != main_file, i.file, i.line, i.column))
     try:
-        from codegym.core.languages import get_language  # noqa: PLC0415
         note = f"({get_language(lang).missing_message()}; the program was not run)"
     except Exception:  # noqa: BLE001
         note = f"(the {lang} toolchain is not installed; the program was not run)"

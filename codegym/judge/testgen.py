@@ -1,44 +1,32 @@
 """Test materialisation: turn a task's test cases into concrete inputs and expectations.
 
-Owns `materialize(task, split)`: for every case of a split it produces a `Case`
-(plain data the judge can use without touching pydantic again), where
-
-- a generated input (``generator: {code, language, seed, args}``) is the stdout
-  of the generator program run in the sandbox with ``argv = [seed, *args]``;
-- an omitted expected output (stdio) or return value (function) is computed by
-  running the task's reference solution (``perf.reference``, default
-  "reference") on the case's input. Python references run through
-  `codegym.judge.harness.LAUNCHER` with their files as extra files of each run, so
-  they never enter the sandbox's build store (which candidates can read).
-
-Both are cached by content hash, in memory and on disk under
-``$CODEGYM_CACHE/tests`` (default ``~/.cache/codegym/tests``):
-
-- a generated input under ``inputs/<key>.in``, key = the generator's
-  `GeneratorSpec.content_hash` (source, language, seed, args);
-- a computed expectation under ``expected/<key>.out`` (stdio text) or
-  ``.json`` (function: the harness's wire encoding of the value), key =
-  `Task.expected_key(case)` (reference solution hash + input hash + kind).
-
-Files are written atomically (temporary file + rename), so concurrent
-materialisations never see partial files. A generator or reference run that
-fails raises `TestgenError` naming the task, split, case and what went wrong.
-`STATS` counts generator/reference runs (tests use it to see the cache work).
+`materialize(task, split)` gives one `Case` per test case of a split (plain data the judge
+uses without touching pydantic again): a generated input is the stdout of the generator
+program run in the sandbox; an omitted expected output (stdio) or return value (function)
+is computed by running the task's reference solution (Python references through the
+sandbox's launcher, never in the build store). Both are cached by content hash, in memory
+and on disk under ``$CODEGYM_CACHE/tests`` (written atomically); a generator or reference
+run that fails raises `TestgenError`. `STATS` counts the runs. Details: docs/judge.md.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 import threading
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codegym.judge import harness
+from codegym.core.languages import get_language
 from codegym.core.limits import Limits
+from codegym.core.paths import write_atomic
+from codegym.judge.harness import FUNCTION_DRIVER
+from codegym.judge.protocol import SOLUTION_DIR, decode_value, function_request, new_nonce, parse_function_frames
+from codegym.sandbox import RunRequest, make_sandbox
+from codegym.sandbox.launcher import LAUNCHER, hidden_files
 
 #: bump when the cached formats change (part of the cache directory name)
 CACHE_FORMAT = 1
@@ -50,8 +38,8 @@ MEMORY_ENTRIES = 256
 #: counters: generator_runs, reference_runs, disk_hits, memory_hits
 STATS: Counter = Counter()
 
-_memory: "OrderedDict[tuple[str, str], tuple[Case, ...]]" = OrderedDict()
-_values: "OrderedDict[str, str]" = OrderedDict()   # content key -> text (inputs / expected)
+_memory: OrderedDict[tuple[str, str], tuple[Case, ...]] = OrderedDict()
+_values: OrderedDict[str, str] = OrderedDict()   # content key -> text (inputs / expected)
 _VALUES_MAX_BYTES = 512 << 20
 _values_bytes = [0]
 _lock = threading.Lock()
@@ -171,20 +159,8 @@ def _load(kind: str, key: str, ext: str) -> str | None:
 
 def _store(kind: str, key: str, ext: str, text: str) -> None:
     _mem_put(f"{kind}:{key}", text)
-    p = _disk_path(kind, key, ext)
     try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=p.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(text.encode("utf-8"))
-            os.replace(tmp, p)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_atomic(_disk_path(kind, key, ext), text, prefix=".tmp-")
     except OSError:
         pass  # a read-only cache still works in memory
 
@@ -212,13 +188,11 @@ def _describe_failure(res) -> str:
 def _sandbox(sandbox):
     if sandbox is not None:
         return sandbox
-    from codegym.sandbox import make_sandbox
     return make_sandbox()
 
 
 def _generate(task, todo: list[tuple[str, int, Any, Any]], sandbox) -> dict[str, str]:
     """Run the generators of `todo` [(split, pos, case, gen)] not yet cached; key -> input."""
-    from codegym.sandbox import RunRequest, get_language
     out: dict[str, str] = {}
     groups: dict[tuple[str, str], list] = {}
     for item in todo:
@@ -279,32 +253,40 @@ def _reference_limits(task) -> Limits:
                        memory_mb=max(lim.memory_mb, 1024), output_bytes=max(lim.output_bytes, 256 << 20))
 
 
-def _compute_stdio(task, todo: list[tuple[str, int, Any, str, str]], sandbox) -> dict[str, str]:
-    """Expected stdout for [(split, pos, case, key, stdin)] by running the reference."""
-    from codegym.sandbox import RunRequest
+def _known_expectations(task, todo: list[tuple], ext: str, what: str,
+                        read: Callable[[str], Any]) -> tuple[dict[str, Any], list[tuple], str | None, Any]:
+    """(key -> cached expectation, items still to compute, reference name, reference) of
+    `todo` [(split, pos, case, key, ...)]; raises `TestgenError` when an expectation is
+    missing and the task has no reference solution (`what`: "output" or "value")."""
     name, sol = _reference(task)
-    out: dict[str, str] = {}
+    out: dict[str, Any] = {}
     missing = []
     for item in todo:
-        text = _load("expected", item[3], ".out")
+        text = _load("expected", item[3], ext)
         if text is not None:
-            out[item[3]] = text
+            out[item[3]] = read(text)
         else:
             missing.append(item)
+    if missing and sol is None:
+        split, pos, case = missing[0][:3]
+        raise TestgenError(f"{_label(task, split, pos, case)}: no expected {what} and the task has "
+                           f"no reference solution")
+    return out, missing, name, sol
+
+
+def _compute_stdio(task, todo: list[tuple[str, int, Any, str, str]], sandbox) -> dict[str, str]:
+    """Expected stdout for [(split, pos, case, key, stdin)] by running the reference."""
+    out, missing, name, sol = _known_expectations(task, todo, ".out", "output", str)
     if not missing:
         return out
-    if sol is None:
-        split, pos, case = missing[0][:3]
-        raise TestgenError(f"{_label(task, split, pos, case)}: no expected output and the task has "
-                           f"no reference solution")
     sb = _sandbox(sandbox)
     lang = sol.language or task.language
     if lang == "python":
         # via the launcher: the reference is an extra file of each run, never in the build
         # store that every run (a candidate's included) can read
-        b = sb.build("python", {"main.py": harness.LAUNCHER})
+        b = sb.build("python", {"main.py": LAUNCHER})
         main = task.main_file_for(lang) or "main.py"
-        extra, argv = harness.hidden_files(dict(sol.files)), [main]
+        extra, argv = hidden_files(dict(sol.files)), [main]
     else:
         b = sb.build(lang, dict(sol.files))
         extra, argv = None, []
@@ -331,27 +313,16 @@ def _compute_stdio(task, todo: list[tuple[str, int, Any, str, str]], sandbox) ->
 
 def _compute_function(task, todo: list[tuple[str, int, Any, str]], sandbox) -> dict[str, Any]:
     """Expected return values for [(split, pos, case, key)] by calling the reference."""
-    name, sol = _reference(task)
-    out: dict[str, Any] = {}
-    missing = []
-    for item in todo:
-        text = _load("expected", item[3], ".json")
-        if text is not None:
-            out[item[3]] = harness.decode_value(json.loads(text))
-        else:
-            missing.append(item)
+    out, missing, name, sol = _known_expectations(task, todo, ".json", "value",
+                                                  lambda text: decode_value(json.loads(text)))
     if not missing:
         return out
-    if sol is None:
-        split, pos, case = missing[0][:3]
-        raise TestgenError(f"{_label(task, split, pos, case)}: no expected value and the task has no "
-                           f"reference solution")
     sb = _sandbox(sandbox)
     lang = sol.language or task.language
     main = task.main_file_for(lang) or "main.py"
     # the driver alone is built; the reference comes as extra files of the run (see _compute_stdio)
-    b = sb.build(lang, {"main.py": harness.FUNCTION_DRIVER})
-    extra = {f"{harness.SOLUTION_DIR}/{rel}": c for rel, c in sol.files.items()}
+    b = sb.build(lang, {"main.py": FUNCTION_DRIVER})
+    extra = {f"{SOLUTION_DIR}/{rel}": c for rel, c in sol.files.items()}
     if not b.ok:
         split, pos, case = missing[0][:3]
         raise TestgenError(f"{_label(task, split, pos, case)}: reference {name!r} does not build: "
@@ -361,15 +332,15 @@ def _compute_function(task, todo: list[tuple[str, int, Any, str]], sandbox) -> d
     for it in missing:
         uniq.setdefault(it[3], it)
     keys = list(uniq)
-    nonce = harness.new_nonce()
+    nonce = new_nonce()
     cases = [(i, list(uniq[k][2].args or []), dict(uniq[k][2].kwargs or {}), lim.time_s, lim.wall())
              for i, k in enumerate(keys)]
-    req = harness.function_request(nonce, main, task.entry_point, cases, import_time=lim.time_s,
+    req = function_request(nonce, main, task.entry_point, cases, import_time=lim.time_s,
                                    stop_on_error=True)
     STATS["reference_runs"] += len(keys)
     total = lim.replace(time_s=lim.time_s * (len(keys) + 1), wall_s=lim.wall() * (len(keys) + 1))
     r = sb.run(b, stdin=req, limits=total, extra_files=extra)
-    frames = harness.parse_function_frames(r.stdout, nonce)
+    frames = parse_function_frames(r.stdout, nonce)
     if frames.import_error is not None:
         split, pos, case = uniq[keys[0]][:3]
         raise TestgenError(f"{_label(task, split, pos, case)}: reference {name!r} failed to import: "
@@ -383,8 +354,28 @@ def _compute_function(task, todo: list[tuple[str, int, Any, str]], sandbox) -> d
             raise TestgenError(f"{_label(task, split, pos, case)}: reference solution {name!r} failed: {why}")
         text = json.dumps(fr["v"], separators=(",", ":"))
         _store("expected", k, ".json", text)
-        out[k] = harness.decode_value(fr["v"])
+        out[k] = decode_value(fr["v"])
     return out
+
+
+def _computed(task, raw: list[tuple[str, int, Any]], stdin_of: Callable[[Any], str | None],
+              sandbox) -> dict[str, Any]:
+    """Expectation key -> computed expectation of the cases of `raw` [(split, pos, case)]
+    that have none (stdio and function tasks)."""
+    todo = []
+    for sp, pos, c in raw:
+        if not c.has_expected:
+            key = task.expected_key(c)
+            if key is None:
+                raise TestgenError(f"{_label(task, sp, pos, c)}: no expected "
+                                   f"{'output' if task.kind == 'stdio' else 'value'} and the task "
+                                   f"has no reference solution")
+            todo.append((sp, pos, c, key))
+    if todo and task.kind == "stdio":
+        return _compute_stdio(task, [(*t, stdin_of(t[2]) or "") for t in todo], sandbox)
+    if todo:
+        return _compute_function(task, todo, sandbox)
+    return {}
 
 
 def materialize(task, split: str = "hidden", sandbox=None) -> list[Case]:
@@ -414,21 +405,7 @@ def materialize(task, split: str = "hidden", sandbox=None) -> list[Case]:
         return case.stdin
 
     # 2. computed expectations
-    computed: dict[str, Any] = {}
-    if task.kind in ("stdio", "function"):
-        todo = []
-        for sp, pos, c in raw:
-            if not c.has_expected:
-                key = task.expected_key(c)
-                if key is None:
-                    raise TestgenError(f"{_label(task, sp, pos, c)}: no expected "
-                                       f"{'output' if task.kind == 'stdio' else 'value'} and the task "
-                                       f"has no reference solution")
-                todo.append((sp, pos, c, key))
-        if todo and task.kind == "stdio":
-            computed = _compute_stdio(task, [(*t, stdin_of(t[2]) or "") for t in todo], sandbox)
-        elif todo:
-            computed = _compute_function(task, todo, sandbox)
+    computed = _computed(task, raw, stdin_of, sandbox) if task.kind in ("stdio", "function") else {}
     # 3. plain records
     out = []
     for idx, (sp, pos, c) in enumerate(raw):

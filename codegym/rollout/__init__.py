@@ -4,15 +4,16 @@
     trajs = collect("codegym/Suite-v0", OracleAgent(), group_size=4, num_envs=2,
                     env_kwargs={"suite": "examples"}, out="rollouts.jsonl")
 
-- `codegym.rollout.records`: `Step`, `Trajectory`, `read_jsonl`, `write_jsonl`.
-- `codegym.rollout.collect`: `collect`, `play_episode`, `EpisodeJob`.
-- `codegym.rollout.pool`: `EnvPool` (steps envs independently, returns the first k).
-- `codegym.rollout.advantages` (numpy only) is imported on demand, not here.
+Re-exports `collect`, `play_episode`, `EpisodeJob` (`collect`, `episode`, `jobs`),
+`EnvPool` (`pool`) and the records (`records`); `codegym.rollout.advantages` (numpy
+only) is imported on demand. docs/rollout.md maps the modules.
 """
 
 from __future__ import annotations
 
-from codegym.rollout.collect import EpisodeJob, collect, play_episode
+from codegym.rollout.collect import collect
+from codegym.rollout.episode import play_episode
+from codegym.rollout.jobs import EpisodeJob
 from codegym.rollout.pool import EnvPool
 from codegym.rollout.records import Step, Trajectory, read_jsonl, write_jsonl
 

@@ -2,110 +2,43 @@
 
 `collect(env, agent, tasks=..., group_size=G, num_envs=N, seed=S, out=FILE)` plays
 G episodes of every task (one GRPO group: same task, same start state) with N
-workers and returns the `Trajectory` records ordered by (group, sample index),
-whatever order they finished in.
-
-- Jobs. Each episode is an `EpisodeJob`. A group id is a pure function of the
-  task id, the task's content hash, the collection seed and the task's
-  occurrence in the task list, and an episode's seed a pure function of its
-  group id and sample index, so a resumed run computes the same ids and seeds.
-- Workers. ``workers="thread"`` (default): N threads, each with its own env
-  (``gym.make``) and its own agent copy (``agent.fork()`` if the agent has it,
-  else ``copy.deepcopy``). The judge's time is spent in sandbox subprocesses,
-  which run while other threads hold the GIL, so threads overlap on judge-bound
-  suites (see ``benchmarks/rollout_throughput.py``). ``workers="process"``: the
-  same in N spawned processes, for agents or wrappers that are CPU-bound in
-  Python. ``backend="ray"``: jobs become Ray tasks
-  (`codegym.rollout.ray_collect.run_jobs_ray`).
-- Resuming. With ``out=FILE.jsonl`` every finished trajectory is appended as one
-  whole line (one ``write``, then ``fsync``) by the collecting thread only. On
-  start the file is repaired (a truncated last line from an interrupted write is
-  cut off), its episode keys are read and those episodes are skipped, so an
-  interrupted run resumed with the same arguments ends with every episode
-  exactly once, equal to an uninterrupted run when the agent is deterministic.
-
-`play_episode(env, agent, job)` plays one job and builds its record; it is a
-module-level function so Ray and process workers can call it.
+workers -- threads (default), spawned processes, or Ray actors
+(`codegym.rollout.ray_collect`) -- and returns the `Trajectory` records ordered by
+(group, sample index), whatever order they finished in. With ``out=FILE.jsonl``
+each finished trajectory is appended as one whole line and a rerun resumes: the
+file is repaired, its episodes are skipped. Jobs, ids and seeds:
+`codegym.rollout.jobs`; one episode: `codegym.rollout.episode`. docs/rollout.md
+explains the workers and resuming.
 """
 
 from __future__ import annotations
 
-import copy
-import hashlib
+import multiprocessing as mp
 import os
 import queue
 import threading
-import time
-from dataclasses import dataclass
+import warnings
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import gymnasium as gym
+import numpy as np
+from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from codegym.rollout.records import (Step, Trajectory, append_jsonl, jsonable, read_jsonl,
-                                     repair_jsonl, state_hash)
+from codegym.envs.registration import register_envs
+from codegym.rollout.episode import play_episode
+from codegym.rollout.jobs import EpisodeJob, copy_agent, episode_seed, group_id_for, make_jobs
+from codegym.rollout.ray_collect import run_jobs_ray
+from codegym.rollout.records import Trajectory, append_jsonl, read_jsonl, repair_jsonl
 
-__all__ = ["EpisodeJob", "play_episode", "collect", "make_jobs", "group_id_for", "episode_seed",
-           "copy_agent"]
-
-#: info keys stored in their own `Step` fields (or too large to repeat every step)
-_STEP_FIELD_KEYS = frozenset({"files", "diff", "diff_units", "error", "judge", "reward_components",
-                              "cumulative_diff", "task_id", "task_hash", "language", "main_file"})
-#: keys of an agent's `last_turn` stored in their own `Step` fields
-_TURN_FIELD_KEYS = ("prompt_ids", "response_ids", "logprobs", "messages")
-
-
-@dataclass(frozen=True)
-class EpisodeJob:
-    """One episode to play: `task_id` from its start state, agent and env seeded with `seed`."""
-
-    task_id: str
-    seed: int
-    group_id: str
-    sample_index: int
-    task_hash: str | None = None   # checked against the env's task when given
-
-    @property
-    def episode_key(self) -> str:
-        return f"{self.group_id}/{self.sample_index}"
+# the jobs and the one-episode player are re-exported: they were first defined here
+__all__ = ["collect", "EpisodeJob", "play_episode", "make_jobs", "group_id_for", "episode_seed", "copy_agent"]
 
 
-def group_id_for(task_id: str, task_hash: str, seed: int, occurrence: int = 0) -> str:
-    """The group id of a task in a collection seeded `seed` (`occurrence`: the n-th time the
-    same task appears in the task list, so repeated tasks form distinct groups)."""
-    gid = f"{task_id}@{task_hash[:12]}:s{seed}"
-    return gid if occurrence == 0 else f"{gid}:r{occurrence}"
-
-
-def episode_seed(group_id: str, sample_index: int) -> int:
-    """A 31-bit seed derived from the episode key (stable across runs and Python versions)."""
-    h = hashlib.sha256(f"{group_id}/{sample_index}".encode("utf-8")).digest()
-    return int.from_bytes(h[:4], "big") & 0x7FFFFFFF
-
-
-def make_jobs(tasks: Iterable[Any], group_size: int, seed: int) -> list[EpisodeJob]:
-    """G jobs per task (objects with ``id`` and ``content_hash``), in (group, sample) order."""
-    if group_size < 1:
-        raise ValueError("group_size must be >= 1")
-    seen: dict[str, int] = {}
-    jobs: list[EpisodeJob] = []
-    for task in tasks:
-        occurrence = seen.get(task.id, 0)
-        seen[task.id] = occurrence + 1
-        gid = group_id_for(task.id, task.content_hash, seed, occurrence)
-        for s in range(group_size):
-            jobs.append(EpisodeJob(task_id=task.id, seed=episode_seed(gid, s), group_id=gid,
-                                   sample_index=s, task_hash=task.content_hash))
-    return jobs
-
-
-def copy_agent(agent: Any) -> Any:
-    """An independent copy of `agent` for one worker: ``agent.fork()`` or a deep copy."""
-    fork = getattr(agent, "fork", None)
-    return fork() if callable(fork) else copy.deepcopy(agent)
-
-
-# --------------------------------------------------------------------------- one episode
+# --------------------------------------------------------------------------- envs and tasks
 
 
 def _safe_spec(env: Any) -> Any:
@@ -113,117 +46,12 @@ def _safe_spec(env: Any) -> Any:
 
     (The env checker deep-copies the spec, which fails when the env was made with an
     object such as a sandbox instance among its kwargs.)"""
-    import warnings
     try:
         with warnings.catch_warnings():  # Gymnasium warns (with the whole spec) before giving None
             warnings.simplefilter("ignore")
             return getattr(env, "spec", None)
     except Exception:
         return None
-
-
-def _clear_last_turn(agent: Any) -> None:
-    # a stale `last_turn` from the previous act() must not be attributed to this step
-    if getattr(agent, "last_turn", None) is not None:
-        try:
-            agent.last_turn = None
-        except AttributeError:
-            pass
-
-
-def _make_step(index: int, observation: str, action: str, reward: float, terminated: bool,
-               truncated: bool, info: dict[str, Any], pre_files: Any,
-               turn: dict[str, Any] | None) -> Step:
-    turn = turn if isinstance(turn, dict) else {}
-    other = {k: v for k, v in info.items() if k not in _STEP_FIELD_KEYS}
-    for k, v in turn.items():
-        if k not in _TURN_FIELD_KEYS:
-            other[k] = v  # finish_reason, usage, ...
-    judge = info.get("judge")
-    return Step(
-        index=index,
-        observation=observation,
-        action=action,
-        reward=float(reward),
-        prompt_ids=[int(t) for t in turn["prompt_ids"]] if turn.get("prompt_ids") is not None else None,
-        response_ids=[int(t) for t in turn["response_ids"]] if turn.get("response_ids") is not None else None,
-        logprobs=[float(x) for x in turn["logprobs"]] if turn.get("logprobs") is not None else None,
-        messages=jsonable(turn["messages"]) if turn.get("messages") is not None else None,
-        diff=info.get("diff") or "",
-        diff_units=jsonable(info.get("diff_units") or []),
-        error=info.get("error"),
-        judge=jsonable(judge) if judge is not None else None,
-        reward_components=jsonable(info["reward_components"]) if info.get("reward_components") is not None else None,
-        pre_state=state_hash(pre_files),
-        terminated=bool(terminated),
-        truncated=bool(truncated),
-        info=jsonable(other),
-    )
-
-
-def play_episode(env: gym.Env, agent: Any, job: EpisodeJob, env_id: str | None = None) -> Trajectory:
-    """Play `job` on `env` with `agent` and return its `Trajectory`.
-
-    The env is reset with ``seed=job.seed`` and ``options={"task_id": job.task_id}``;
-    the agent with ``reset(task=env.unwrapped.task, seed=job.seed)``. Token ids,
-    log-probs and messages come from the agent's optional ``last_turn`` after each
-    ``act``; ``pre_state`` hashes the workspace files the step started from."""
-    t0 = time.perf_counter()
-    obs, info = env.reset(seed=job.seed, options={"task_id": job.task_id})
-    if info.get("task_id") not in (None, job.task_id):
-        raise RuntimeError(f"env reset to task {info.get('task_id')!r}, expected {job.task_id!r}")
-    if job.task_hash and info.get("task_hash") not in (None, job.task_hash):
-        raise RuntimeError(f"task {job.task_id} changed since the jobs were made "
-                           f"(hash {info.get('task_hash')} != {job.task_hash})")
-    base = env.unwrapped
-    agent.reset(task=getattr(base, "task", None), seed=job.seed)
-    pre_files = info.get("files")
-    steps: list[Step] = []
-    terminated = truncated = False
-    last_info = info
-    while not (terminated or truncated):
-        _clear_last_turn(agent)
-        action = agent.act(obs, last_info)
-        turn = getattr(agent, "last_turn", None)
-        next_obs, reward, terminated, truncated, step_info = env.step(action)
-        steps.append(_make_step(len(steps), obs, action, reward, terminated, truncated,
-                                step_info, pre_files, turn))
-        pre_files = step_info.get("files", pre_files)
-        obs, last_info = next_obs, step_info
-    judge = last_info.get("judge") or None
-    final = bool(last_info.get("submitted")) or (judge is not None and judge.get("split") not in (None, "public"))
-    metadata: dict[str, Any] = {
-        "language": info.get("language"),
-        "main_file": info.get("main_file"),
-        "turns": len(steps),
-        "terminated": bool(terminated),
-        "truncated": bool(truncated),
-        "final_observation": obs,
-        "cumulative_diff": last_info.get("cumulative_diff", ""),
-        "final_state": state_hash(last_info.get("files", pre_files)),
-        "episode_s": time.perf_counter() - t0,
-    }
-    mutation = getattr(agent, "last_mutation", None)
-    if mutation:
-        metadata["mutation"] = dict(mutation)
-    if env_id is None:
-        # the raw env's spec attribute: its id is all that is needed, and no copy is made
-        env_id = getattr(getattr(getattr(env, "unwrapped", env), "spec", None), "id", None)
-    return Trajectory(
-        task_id=job.task_id,
-        task_hash=str(info.get("task_hash") or job.task_hash or ""),
-        group_id=job.group_id,
-        sample_index=job.sample_index,
-        env_id=env_id,
-        agent=str(getattr(agent, "name", type(agent).__name__)),
-        seed=job.seed,
-        steps=steps,
-        final_reward=steps[-1].reward if steps else 0.0,
-        total_reward=float(sum(s.reward for s in steps)),
-        reward_components=dict(steps[-1].reward_components or {}) if steps else {},
-        verdict=judge.get("verdict") if (judge and final) else None,
-        metadata=jsonable(metadata),
-    )
 
 
 # --------------------------------------------------------------------------- collection
@@ -238,7 +66,6 @@ def _resolve_tasks(env: gym.Env, tasks: Any, seed: int) -> list[Any]:
     if tasks is None:
         return available
     if isinstance(tasks, int):
-        import numpy as np
         if not 1 <= tasks <= len(available):
             raise ValueError(f"tasks={tasks}: the env has {len(available)} tasks")
         order = np.random.default_rng(seed).permutation(len(available))[:tasks]
@@ -278,7 +105,6 @@ def _env_factory(env_id_or_env: Any, env_kwargs: dict[str, Any]) -> tuple[Callab
 
 def _only_bookkeeping_wrappers(env: Any) -> bool:
     """True when `env`'s wrappers are only those gym.make adds (checker, order enforcing)."""
-    from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
     while isinstance(env, gym.Wrapper):
         if not isinstance(env, (OrderEnforcing, PassiveEnvChecker)):
             return False
@@ -386,7 +212,7 @@ _PROC_STATE: dict[str, Any] = {}
 
 
 def _proc_init(env_src: Any, env_kwargs: dict[str, Any], agent: Any) -> None:
-    import codegym  # noqa: F401  (registers the ids in the fresh interpreter)
+    register_envs()  # a fresh interpreter (registration also runs when this module is imported)
     env = gym.make(env_src, **env_kwargs) if isinstance(env_src, str) else gym.make(env_src)
     _PROC_STATE.update(env=env, agent=copy_agent(agent))
 
@@ -397,9 +223,6 @@ def _proc_play(job: EpisodeJob, env_id: str | None) -> Trajectory:
 
 def _run_processes(env_src: Any, env_kwargs: dict[str, Any], agent: Any, jobs: Sequence[EpisodeJob],
                    num_envs: int, env_id: str | None, sink: _Sink) -> None:
-    import multiprocessing as mp
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
     if env_src is None:
         raise ValueError("workers='process' needs an env id or an env with a spec")
     n = max(1, min(num_envs, len(jobs)))
@@ -424,14 +247,6 @@ def _run_processes(env_src: Any, env_kwargs: dict[str, Any], agent: Any, jobs: S
 
 def _run_ray(env_src: Any, env_kwargs: dict[str, Any], agent: Any, jobs: Sequence[EpisodeJob],
              num_envs: int, sink: _Sink) -> None:
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        raise RuntimeError("backend='ray' needs ray: pip install 'codegym[ray]'") from None
-    try:
-        from codegym.rollout.ray_collect import run_jobs_ray
-    except ImportError as e:
-        raise RuntimeError(f"backend='ray' is not available in this installation: {e}") from None
     if not isinstance(env_src, str):
         spec = env_src
         env_src = getattr(spec, "id", None)
@@ -445,6 +260,34 @@ def _run_ray(env_src: Any, env_kwargs: dict[str, Any], agent: Any, jobs: Sequenc
     except BaseException:
         sink.close()
         raise
+
+
+def _previous(out_path: Path | None, wanted: set[str], agent_name: str) -> dict[str, Trajectory]:
+    """The wanted episodes already in `out_path` (repaired first: a cut last line goes)."""
+    previous: dict[str, Trajectory] = {}
+    if out_path is not None and out_path.exists():
+        repair_jsonl(out_path)
+        for t in read_jsonl(out_path):
+            if t.episode_key in wanted:
+                if t.agent != agent_name:
+                    raise ValueError(f"{out_path} holds episode {t.episode_key} of agent {t.agent!r}, "
+                                     f"not {agent_name!r}: use another out file (or seed)")
+                previous.setdefault(t.episode_key, t)
+    return previous
+
+
+def _run(backend: str, workers: str, make_env: Callable[[], gym.Env] | None, given: Sequence[gym.Env],
+         env_src: Any, env_kwargs: dict[str, Any], agent: Any, todo: Sequence[EpisodeJob], num_envs: int,
+         env_id: str | None, sink: _Sink) -> None:
+    if backend == "ray":
+        _run_ray(env_src, env_kwargs, agent, todo, num_envs, sink)
+    elif workers == "process":
+        _run_processes(env_src, env_kwargs, agent, todo, num_envs, env_id, sink)
+    else:
+        if make_env is None and num_envs > len(given):
+            raise ValueError("num_envs > 1 needs an env id, an env whose spec Gymnasium "
+                             "can copy, an unwrapped env with fork(), or a list of envs")
+        _run_threads(make_env, given, agent, todo, num_envs, env_id, sink)
 
 
 def collect(env_id_or_env: str | gym.Env | Sequence[gym.Env], agent: Any, tasks: Any = None, group_size: int = 1,
@@ -479,7 +322,7 @@ def collect(env_id_or_env: str | gym.Env | Sequence[gym.Env], agent: Any, tasks:
         raise ValueError(f"workers must be 'thread' or 'process', not {workers!r}")
     if num_envs < 1:
         raise ValueError("num_envs must be >= 1")
-    import codegym  # noqa: F401  (registers the ids)
+    register_envs()
 
     given: list[gym.Env] = []
     if isinstance(env_id_or_env, (list, tuple)):
@@ -507,20 +350,9 @@ def collect(env_id_or_env: str | gym.Env | Sequence[gym.Env], agent: Any, tasks:
         wanted = set(keys)
 
         out_path = Path(out) if out is not None else None
-        previous: dict[str, Trajectory] = {}
-        if out_path is not None and out_path.exists():
-            repair_jsonl(out_path)
-            agent_name = str(getattr(agent, "name", type(agent).__name__))
-            for t in read_jsonl(out_path):
-                if t.episode_key in wanted:
-                    if t.agent != agent_name:
-                        raise ValueError(f"{out_path} holds episode {t.episode_key} of agent {t.agent!r}, "
-                                         f"not {agent_name!r}: use another out file (or seed)")
-                    previous.setdefault(t.episode_key, t)
+        previous = _previous(out_path, wanted, str(getattr(agent, "name", type(agent).__name__)))
         todo = [j for j in jobs if j.episode_key not in previous]
 
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                   TimeElapsedColumn, TimeRemainingColumn)
         columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("mean reward {task.fields[reward]}"), TimeElapsedColumn(),
                    TimeRemainingColumn())
@@ -531,15 +363,8 @@ def collect(env_id_or_env: str | gym.Env | Sequence[gym.Env], agent: Any, tasks:
             sink.done.update(previous)
             try:
                 if todo:
-                    if backend == "ray":
-                        _run_ray(env_src, env_kwargs, agent, todo, num_envs, sink)
-                    elif workers == "process":
-                        _run_processes(env_src, env_kwargs, agent, todo, num_envs, env_id, sink)
-                    else:
-                        if make_env is None and num_envs > len(given):
-                            raise ValueError("num_envs > 1 needs an env id, an env whose spec Gymnasium "
-                                             "can copy, an unwrapped env with fork(), or a list of envs")
-                        _run_threads(make_env, given, agent, todo, num_envs, env_id, sink)
+                    _run(backend, workers, make_env, given, env_src, env_kwargs, agent, todo, num_envs,
+                         env_id, sink)
             finally:
                 sink.close()
         missing = [k for k in keys if k not in sink.done]

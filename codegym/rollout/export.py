@@ -1,47 +1,30 @@
 """Exports of trajectories for trainers: canonical JSONL with advantages, flat token sequences.
 
-This module owns two things:
-
-- **The canonical JSONL export**: one `Trajectory` per line (its ``to_dict()``),
-  optionally with the trajectory's scalar advantage (``"advantage"``) and the
-  per-token advantages of each step (``"token_advantages"``: one list of floats per
-  step, aligned with that step's ``response_ids``; ``null`` for a step without
-  token ids). Floats are written with ``repr`` by `json`, so a float64 array read
-  back is bit-identical. `read_export` returns the records and the arrays.
-
-- **Flattening a multi-turn trajectory into one token sequence**, the shape RL
-  trainers train on (verl's ``AgentLoopOutput``, TRL's ``rollout_func``, rLLM):
-  ``prompt_ids`` (the first turn's prompt), then ``response_ids`` = the policy's
-  sampled tokens of turn 1, the env/template tokens that the next turn's prompt
-  added (the feedback message), the sampled tokens of turn 2, ... with
-  ``response_mask`` 1 on sampled tokens and 0 on env tokens. Nothing is
-  re-tokenised: the env tokens are the difference between consecutive turns'
-  ``prompt_ids``, which must therefore extend each other (prompt of turn k+1 =
-  prompt of turn k + its response + new tokens); a trajectory whose turns do not
-  (an agent that re-rendered the conversation differently) raises
-  `NotPrefixPreserving` instead of silently training on misaligned tokens.
+`write_export` / `read_export`: one `Trajectory` per line (its ``to_dict()``), with
+the scalar ``"advantage"`` and per-step ``"token_advantages"`` when given (floats
+round-trip bit for bit). `flatten_trajectory` turns a multi-turn trajectory into one
+sequence -- the first prompt, then reply 1, the feedback tokens the next prompt added
+(mask 0), reply 2 ... -- without re-tokenising; turns whose prompts do not extend each
+other raise `NotPrefixPreserving`. docs/rollout.md explains the format.
 
     >>> from codegym.rollout.records import Step, Trajectory
     >>> t = Trajectory("x", "h", "g", 0, None, "a", 0, steps=[
     ...     Step(0, "o", "a1", 0.0, prompt_ids=[1, 2], response_ids=[3, 4]),
     ...     Step(1, "o", "a2", 1.0, prompt_ids=[1, 2, 3, 4, 9], response_ids=[5])])
-    >>> seq = flatten_trajectory(t)
-    >>> seq.prompt_ids, seq.response_ids, seq.response_mask
-    ([1, 2], [3, 4, 9, 5], [1, 1, 0, 1])
-
-A step with an empty ``response_ids`` (the token budget ran out and the adapter
-submitted the workspace as it was, see `codegym.integrations.agent`) adds no
-tokens, not even its env tokens.
+    >>> flatten_trajectory(t).response_mask
+    [1, 1, 0, 1]
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
+from codegym.core.jsonl import json_lines
 from codegym.rollout.records import Trajectory
 
 __all__ = ["ExportedTrajectory", "TokenSequence", "NotPrefixPreserving", "export_record",
@@ -126,13 +109,7 @@ def read_export(path: str | Path) -> list[ExportedTrajectory]:
     out: list[ExportedTrajectory] = []
     p = Path(path)
     with p.open("r", encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                d = json.loads(line)
-            except ValueError as e:
-                raise ValueError(f"{p}:{n}: not JSON: {e}") from None
+        for _, d in json_lines(fh, p):
             adv = d.pop("advantage", None)
             tok = d.pop("token_advantages", None)
             out.append(ExportedTrajectory(Trajectory.from_dict(d), adv, tok))
@@ -153,7 +130,7 @@ class TokenSequence:
 
 
 def flatten_trajectory(traj: Trajectory, token_advantages: Sequence[Any] | None = None) -> TokenSequence:
-    """Concatenate a trajectory's turns into one `TokenSequence` (see the module docstring).
+    """Concatenate a trajectory's turns into one `TokenSequence` (docs/rollout.md).
 
     `token_advantages`: per step, arrays aligned with the step's ``response_ids``
     (e.g. from `codegym.rollout.tokens`); they land on the sampled tokens, env

@@ -1,10 +1,9 @@
 """`EnvPool`: envs stepped independently, in their own threads; take the first k finished.
 
-Gymnasium's vector envs step in lockstep: ``step(actions)`` returns when the
-slowest env is done, and in a coding env one slow test run (a timeout, a large
-perf test) holds back every other env. `EnvPool` instead gives each env its own
-worker thread and lets the caller submit work per env and collect whatever has
-finished:
+Gymnasium's vector envs step in lockstep, so one slow test run holds back every env.
+Here each env has its own worker thread (the judge's time is spent in sandbox
+subprocesses, with the GIL free); the caller submits work per env and `wait` returns
+``(i, result)`` pairs in completion order (`EnvPoolError` names an env that raised).
 
     pool = EnvPool.from_id("codegym/Suite-v0", 4, suite="examples")
     pool.reset_async(seed=[0, 1, 2, 3])
@@ -12,14 +11,6 @@ finished:
         pool.step_async(i, policy(obs, info))
     first_two = pool.wait(k=2)                  # the two steps that finished first
     pool.close()
-
-Threads suffice because an env's time is spent in sandbox subprocesses (the
-judge) during which the GIL is free. Each env is only ever touched by its own
-worker, so envs need not be thread-safe. `wait` returns ``(i, result)`` pairs in
-completion order; `result` is ``(obs, info)`` for a reset and ``(obs, reward,
-terminated, truncated, info)`` for a step. An exception raised by an env is
-re-raised by `wait` as `EnvPoolError` (naming the env); results that finished
-with it stay buffered for the next `wait`.
 """
 
 from __future__ import annotations
@@ -28,9 +19,12 @@ import collections
 import queue
 import threading
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import gymnasium as gym
+
+from codegym.envs.registration import register_envs
 
 __all__ = ["EnvPool", "EnvPoolError"]
 
@@ -108,9 +102,9 @@ class EnvPool:
             raise EnvPoolError(w.index, "construction", w.init_error) from w.init_error
 
     @classmethod
-    def from_id(cls, env_id: str, num_envs: int, **kwargs: Any) -> "EnvPool":
+    def from_id(cls, env_id: str, num_envs: int, **kwargs: Any) -> EnvPool:
         """`num_envs` envs ``gym.make(env_id, **kwargs)``."""
-        import codegym  # noqa: F401  (registers the ids)
+        register_envs()
         return cls([lambda: gym.make(env_id, **kwargs) for _ in range(num_envs)])
 
     # ------------------------------------------------------------------ state
@@ -220,7 +214,7 @@ class EnvPool:
         for w in self._workers:
             w.join(timeout)
 
-    def __enter__(self) -> "EnvPool":
+    def __enter__(self) -> EnvPool:
         return self
 
     def __exit__(self, *exc: Any) -> None:

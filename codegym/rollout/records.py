@@ -1,24 +1,15 @@
 """Rollout records: `Step`, `Trajectory`, workspace state hashes and their JSONL files.
 
-A `Trajectory` is one episode as plain data: the task (id and content hash), its
-GRPO group (`group_id`: same task, same start state, same seed group) and index
-in it, and one `Step` per turn with the text the agent saw, the text it answered,
-the token ids *as sampled* when the agent reports them (never re-tokenised), the
-env's reward and what the env said about the step (diff, diff units with
-character spans into the action, judge report, reward components).
-
-Everything is JSON: `to_dict`/`from_dict` are lossless (floats use `repr`, so they
-round-trip bit for bit; keys a newer writer added are kept in `extra` and written
-back), and a JSONL file holds one trajectory per line:
+A `Trajectory` is one episode as plain data: the task, its GRPO group and index in
+it, one `Step` per turn (observation, action, token ids as sampled, reward, diff,
+diff units, judge report). `to_dict`/`from_dict` are lossless; `append_jsonl` writes
+one whole line with one ``write`` and an fsync, so an interrupted writer leaves at
+most one truncated last line, which `read_jsonl` drops and `repair_jsonl` cuts off.
 
     >>> t = Trajectory(task_id="examples/x", task_hash="ab", group_id="g", sample_index=0,
     ...                env_id=None, agent="oracle", seed=1, steps=[])
     >>> Trajectory.from_json(t.to_json()) == t
     True
-
-`append_jsonl` writes one whole line with a single ``write`` and fsyncs it, so an
-interrupted writer leaves at most one truncated last line, which `read_jsonl`
-drops (and `repair_jsonl` cuts off) -- the basis of resumable collection.
 """
 
 from __future__ import annotations
@@ -28,9 +19,10 @@ import hashlib
 import json
 import os
 import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 __all__ = ["Step", "Trajectory", "state_hash", "read_jsonl", "write_jsonl", "append_jsonl",
            "repair_jsonl", "jsonable"]
@@ -104,7 +96,7 @@ class Step:
         return d
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Step":
+    def from_dict(cls, data: Mapping[str, Any]) -> Step:
         known, extra = _split_known(cls, data)
         return cls(**known, extra=extra)
 
@@ -148,7 +140,7 @@ class Trajectory:
         return d
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Trajectory":
+    def from_dict(cls, data: Mapping[str, Any]) -> Trajectory:
         known, extra = _split_known(cls, data)
         known["steps"] = [s if isinstance(s, Step) else Step.from_dict(s) for s in known.get("steps", [])]
         return cls(**known, extra=extra)
@@ -158,7 +150,7 @@ class Trajectory:
         return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
-    def from_json(cls, text: str) -> "Trajectory":
+    def from_json(cls, text: str) -> Trajectory:
         return cls.from_dict(json.loads(text))
 
 

@@ -1,35 +1,13 @@
 """Exact character <-> token mapping for sampled response ids.
 
 Diff units carry character spans into a step's response text; trainers need them as
-token ranges of the ids that were *sampled* (re-tokenising the text is the classic
-multi-turn bug: the same text can tokenise differently). This module owns that
-mapping:
-
-- :func:`token_byte_offsets` -- cumulative decoded byte offsets ``[(b0, b1), ...]`` of
-  each sampled token in the UTF-8 bytes of the response;
-- :func:`token_char_offsets` -- the same as character offsets into the response text.
-  A token that holds only part of a multibyte character maps to the character that
-  contains those bytes, so two neighbouring tokens may both cover that character; a
-  token that decodes to nothing (a skipped special token) gets an empty ``(c, c)``;
-- :func:`span_to_token_range` -- the contiguous token index range ``[i, j)`` of the
-  tokens overlapping a character span.
-
-``decode`` may be a ``tokenizers.Tokenizer``, a ``transformers`` tokenizer (fast or slow)
-or any callable ``ids -> str``. Two methods:
-
-- ``"incremental"`` (O(n)): byte-level BPE tokenizers (GPT-2, Qwen, Llama-3 ...) store
-  each token as a string of "byte characters"; the byte decoder turns it into the
-  token's exact bytes, so no decoding of prefixes is needed. Leading spaces (``Ġ``) and
-  newlines (``Ċ``) are ordinary bytes there.
-- ``"prefix"`` (O(n) decodes of prefixes, O(n^2) characters): decodes ``ids[:i]`` for
-  every ``i``. Works for any tokenizer whose decode is prefix-stable (SentencePiece with
-  byte fallback, WordPiece without clean-up, callables). An incomplete trailing UTF-8
-  sequence shows up as a trailing U+FFFD and is attributed to the character it starts.
-
-``"auto"`` uses the incremental path when the tokenizer is byte-level and its result
-reproduces the full decode, else the prefix path. Every result is checked against a full
-decode of the ids; when ``text`` is given and differs from that decode,
-:class:`TokenTextMismatch` says where.
+token ranges of the ids that were *sampled* (re-tokenising is the classic multi-turn
+bug). `token_byte_offsets` / `token_char_offsets` give each sampled token's offsets
+(incrementally for byte-level BPE tokenizers, else by decoding prefixes; every result
+is checked against a full decode, `TokenTextMismatch` says where it differs) and
+`span_to_token_range` the tokens overlapping a character span. ``decode`` may be a
+``tokenizers.Tokenizer``, a ``transformers`` tokenizer or any callable ``ids -> str``.
+docs/rollout.md describes the two methods.
 """
 
 from __future__ import annotations
@@ -85,7 +63,8 @@ def _full_decode(decode: Any, ids: list[int], skip_special_tokens: bool) -> str:
         return decode.decode(ids, skip_special_tokens=skip_special_tokens)
     if callable(decode):
         return decode(ids)
-    raise TypeError(f"decode must be a tokenizers.Tokenizer, a transformers tokenizer or a callable, got {type(decode)!r}")
+    raise TypeError("decode must be a tokenizers.Tokenizer, a transformers tokenizer or a callable, "
+                    f"got {type(decode)!r}")
 
 
 def _is_tokenizers(obj: Any) -> bool:
@@ -223,7 +202,8 @@ def _prefix_char_offsets(ids: list[int], decode: Any, full: str, skip_special_to
     return offsets
 
 
-def _bytes_to_char_offsets(byte_offsets: list[tuple[int, int]], owner: list[int], n_chars: int) -> list[tuple[int, int]]:
+def _bytes_to_char_offsets(byte_offsets: list[tuple[int, int]], owner: list[int],
+                           n_chars: int) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     n = len(owner)
     for b0, b1 in byte_offsets:
@@ -235,13 +215,8 @@ def _bytes_to_char_offsets(byte_offsets: list[tuple[int, int]], owner: list[int]
     return out
 
 
-def token_byte_offsets(
-    response_ids: Sequence[int],
-    decode: Any,
-    text: str | None = None,
-    *,
-    skip_special_tokens: bool = True,
-) -> list[tuple[int, int]]:
+def token_byte_offsets(response_ids: Sequence[int], decode: Any, text: str | None = None, *,
+                       skip_special_tokens: bool = True) -> list[tuple[int, int]]:
     """Cumulative decoded byte offsets of each token (byte-level tokenizers only).
 
     Raises ``ValueError`` when ``decode`` is not a byte-level BPE tokenizer, and

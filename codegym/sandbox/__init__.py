@@ -1,8 +1,7 @@
 """Execution sandbox: run untrusted programs under limits and report what happened.
 
-Public names (see /work/shared/DESIGN.md): `make_sandbox`, `Limits`,
-`ExecResult`; also the records `Build`, `RunRequest`, the `Sandbox`
-interface and the language registry (`get_language`, `list_languages`).
+Public names: `make_sandbox`, `Limits`, `ExecResult`; also the records `Build`,
+`RunRequest`, the `Sandbox` interface and the language registry (`get_language`).
 
     >>> from codegym.sandbox import make_sandbox, Limits
     >>> sb = make_sandbox("local")
@@ -12,8 +11,10 @@ interface and the language registry (`get_language`, `list_languages`).
     ('ok', 'cba\\n')
 
 Backends: "local" (this machine: warm fork servers in bubblewrap, see
-`codegym.sandbox.local`), and -- when their modules exist -- "docker" and
-"ray" (a module ``codegym.sandbox.<kind>`` exposing ``create(**kw) -> Sandbox``).
+`codegym.sandbox.local`), and -- when their optional dependencies are installed
+-- "docker" and "ray" (a module ``codegym.sandbox.<kind>`` exposing
+``create(**kw) -> Sandbox``, imported when first asked for).  docs/sandbox.md
+describes the backends and what the sandbox guarantees.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ import importlib
 import os
 import threading
 
-from codegym.core.limits import COMPILE_LIMITS, Limits
 from codegym.core.languages import LanguageSpec, UnknownLanguageError, get_language, list_languages
+from codegym.core.limits import COMPILE_LIMITS, Limits
+from codegym.sandbox.local import LocalSandbox
 from codegym.sandbox.types import STATUSES, Build, ExecResult, RunRequest, Sandbox
 
 _shared: dict[str, Sandbox] = {}
@@ -51,7 +53,6 @@ def make_sandbox(kind: str | None = None, **kw) -> Sandbox:
 
 def _create(kind: str, **kw) -> Sandbox:
     if kind == "local":
-        from codegym.sandbox.local import LocalSandbox
         return LocalSandbox(**kw)
     try:
         mod = importlib.import_module(f"codegym.sandbox.{kind}")

@@ -1,52 +1,16 @@
-"""The Ray sandbox backend: executions and whole judge calls on Ray actors.
+"""The Ray sandbox backend: executions, and functions that take a sandbox, on Ray actors.
 
 Owns `RaySandbox` (the `Sandbox` behind ``make_sandbox("ray")``, extra
-``[ray]``), its actor class `SandboxWorker`, the call ledger that makes retries
-exactly-once, and `create(**kw)` (the factory `make_sandbox` looks up).
+``[ray]``; the actors are `codegym.sandbox.ray_worker.SandboxWorker`), the call
+ledger that makes retries exactly-once, and `create(**kw)` (the factory
+`make_sandbox` looks up).  docs/sandbox.md describes the pool, what travels
+once, back-pressure and faults.
 
     >>> sb = RaySandbox(num_actors=2)        # joins ray.init(address=...) or starts a local cluster
     >>> sb.execute("python", {"main.py": "print(6*7)"}).stdout
     '42\\n'
-    >>> rep = sb.judge_remote(task, files, split="hidden")   # the whole judge on one worker
+    >>> rep = sb.remote_call(judge, task, files, split="hidden")   # the whole judge on one worker
     >>> sb.close()
-
-Shape
------
-Each actor (`SandboxWorker`, a threaded actor) owns one *inner* sandbox of
-this machine -- ``codegym.sandbox.local`` by default, ``backend="docker"`` for
-the docker backend -- and answers as many calls at once as that sandbox has
-slots.  The driver keeps the pool of actor handles and sends every call to the
-least loaded live actor.
-
-What travels once, not per call:
-
-- builds: the driver compiles on some actor, gets the finished build back
-  (sources and compiled artifacts), `ray.put`s it once and hands out a `Build`
-  whose artifacts hold that object reference.  A run ships only the build's key
-  and the reference; an actor fetches the object the first time it sees the
-  key and keeps it in a per-actor cache keyed by content hash.
-- tasks: `judge_remote` puts each task once in the object store (keyed by
-  `Task.content_hash`); actors cache the deserialised task the same way.
-
-Back-pressure: at most ``max_in_flight`` calls (executions or judges) are
-submitted at once, whatever the number of caller threads; the others wait
-(a bounded semaphore in the driver), so a burst of calls never floods the
-actors' queues or the object store.
-
-Faults: every call gets a call id before its first attempt.  An attempt that
-fails because its actor died (process killed, node lost) replaces that actor
-with a fresh one and resubmits the *same* call to a live actor; the result
-recorded for a call id is the first that arrives, and a call id completes once
-(`ledger` keeps the attempts and the actors' pids, so tests can see it).  A
-call is never lost: it ends with its result or, after ``max_retries`` dead
-workers in a row, a ``sandbox_error`` result (judges: a ``sandbox_error``
-report).  An execution that hangs is bounded by the inner sandbox's limits
-(wall-clock deadline, then the fork server is killed), so an actor never
-hangs on a program; ``call_timeout_s`` (off by default) additionally treats an
-actor that does not answer in time as dead.
-
-Determinism: the inner sandbox is the same code as the local backend, so the
-verdicts are those of the local backend on the same work (tests/test_parity.py).
 """
 
 from __future__ import annotations
@@ -55,171 +19,35 @@ import collections
 import itertools
 import os
 import threading
-import time
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 try:
     import ray
-    import ray.exceptions as _rex
+    import ray.exceptions as rex
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("the ray sandbox needs Ray: pip install 'codegym[ray]' (or pip install ray)") from e
 
 from codegym.core.limits import Limits
+from codegym.sandbox.buildcache import BuildCache, build_key, normalised
 from codegym.sandbox.classify import failure
+from codegym.sandbox.ray_worker import RemoteWorker, SandboxWorker, Shared
 from codegym.sandbox.types import Build, ExecResult, RunRequest, Sandbox
 
 #: failures that mean "the worker is gone", not "the call failed": the call is retried elsewhere
-_WORKER_GONE: tuple[type[BaseException], ...] = tuple(
-    c for c in (getattr(_rex, "RayActorError", None), getattr(_rex, "ActorDiedError", None),
-                getattr(_rex, "ActorUnavailableError", None), getattr(_rex, "WorkerCrashedError", None),
-                getattr(_rex, "NodeDiedError", None), getattr(_rex, "LocalRayletDiedError", None))
+WORKER_GONE: tuple[type[BaseException], ...] = tuple(
+    c for c in (getattr(rex, "RayActorError", None), getattr(rex, "ActorDiedError", None),
+                getattr(rex, "ActorUnavailableError", None), getattr(rex, "WorkerCrashedError", None),
+                getattr(rex, "NodeDiedError", None), getattr(rex, "LocalRayletDiedError", None))
     if c is not None)
-#: builds / tasks an actor keeps deserialised (LRU); the object store keeps the rest
-ACTOR_CACHE = 512
 #: ledger entries kept (most recent)
 LEDGER_MAX = 20000
 
 
-# --------------------------------------------------------------------------- the actor
-
-class _LRU:
-    """A small thread-safe LRU map (per-actor build and task caches)."""
-
-    def __init__(self, size: int):
-        self.size = size
-        self.data: collections.OrderedDict[str, Any] = collections.OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: str) -> Any:
-        with self.lock:
-            v = self.data.get(key)
-            if v is not None:
-                self.data.move_to_end(key)
-            return v
-
-    def put(self, key: str, value: Any) -> None:
-        with self.lock:
-            self.data[key] = value
-            self.data.move_to_end(key)
-            while len(self.data) > self.size:
-                self.data.popitem(last=False)
-
-
-class SandboxWorker:
-    """One Ray actor: an inner sandbox of its machine plus per-actor caches.
-
-    Methods take a ``call_id`` and return ``(call_id, result)`` so the driver can
-    match answers to calls; object references are passed inside a one-element
-    list (a "box") so Ray does not resolve them before the actor knows whether
-    its cache already holds the object.
-    """
-
-    def __init__(self, backend: str = "local", backend_kw: Mapping[str, Any] | None = None):
-        from codegym.sandbox import make_sandbox
-        self.backend = backend
-        # an explicit instance (never the process-wide shared one) so close() is ours
-        kw = dict(backend_kw or {})
-        kw.setdefault("workers", 1)  # one slot per actor unless asked: the pool scales by actors
-        self.sb = make_sandbox(backend, **kw)
-        self.builds = _LRU(ACTOR_CACHE)
-        self.tasks = _LRU(ACTOR_CACHE)
-        self.lock = threading.Lock()
-        self.counts: collections.Counter = collections.Counter()
-        self.active = 0
-        self.spans: collections.deque = collections.deque(maxlen=4096)  # (start, end) of calls
-
-    # ----- bookkeeping
-
-    def _enter(self, kind: str) -> float:
-        with self.lock:
-            self.active += 1
-            self.counts[kind] += 1
-            self.counts["max_active"] = max(self.counts["max_active"], self.active)
-        return time.time()
-
-    def _leave(self, t0: float) -> None:
-        with self.lock:
-            self.active -= 1
-            self.spans.append((t0, time.time()))
-
-    def info(self) -> dict:
-        return {"pid": os.getpid(), "isolation": getattr(self.sb, "isolation", "none"),
-                "workers": int(getattr(self.sb, "workers", 1) or 1),
-                "node": ray.get_runtime_context().get_node_id()}
-
-    def stats(self) -> dict:
-        with self.lock:
-            return {"pid": os.getpid(), "active": self.active, "counts": dict(self.counts),
-                    "spans": list(self.spans)}
-
-    # ----- caches
-
-    def _build(self, key: str, box: list) -> Build:
-        b = self.builds.get(key)
-        if b is None:
-            b = ray.get(box[0])  # first use of this build on this actor: one transfer
-            self.builds.put(key, b)
-            with self.lock:
-                self.counts["build_fetches"] += 1
-        return b
-
-    def _task(self, key: str, box: list):
-        t = self.tasks.get(key)
-        if t is None:
-            t = ray.get(box[0])
-            self.tasks.put(key, t)
-            with self.lock:
-                self.counts["task_fetches"] += 1
-        return t
-
-    # ----- calls
-
-    def build(self, call_id: int, language: str, files: Mapping[str, bytes],
-              limits: Limits | None) -> tuple[int, Build]:
-        t0 = self._enter("build")
-        try:
-            b = self.sb.build(language, files, limits)
-            if b.ok:
-                self.builds.put(b.key, b)
-            return call_id, b
-        finally:
-            self._leave(t0)
-
-    def run(self, call_id: int, key: str, box: list, stdin: str | bytes, limits: Limits | None,
-            argv: Sequence[str], extra_files: Mapping[str, bytes] | None,
-            wrapper: Sequence[str] | None, randomize_layout: bool = False) -> tuple[int, ExecResult]:
-        t0 = self._enter("run")
-        try:
-            b = self._build(key, box)
-            return call_id, self.sb.run(b, stdin=stdin, limits=limits, argv=argv,
-                                        extra_files=extra_files, wrapper=wrapper,
-                                        randomize_layout=randomize_layout)
-        finally:
-            self._leave(t0)
-
-    def judge(self, call_id: int, task_key: str, box: list, files: Mapping[str, str | bytes],
-              kw: Mapping[str, Any]) -> tuple[int, Any]:
-        from codegym.judge.run import judge
-        t0 = self._enter("judge")
-        try:
-            task = self._task(task_key, box)
-            return call_id, judge(task, files, sandbox=self.sb, **kw)
-        finally:
-            self._leave(t0)
-
-    def close(self) -> None:
-        self.sb.close()
-
-
-_RemoteWorker = ray.remote(SandboxWorker)
-
-
-# --------------------------------------------------------------------------- the driver side
-
 @dataclass
-class _RayArtifacts:
+class RayArtifacts:
     """Artifacts of a build made through a RaySandbox: the object holding the inner build."""
 
     key: str
@@ -256,7 +84,7 @@ class CallRecord:
 
 
 class RaySandbox(Sandbox):
-    """Executions and judges on Ray actors; see the module docstring.
+    """Executions, and any function that takes a sandbox, on Ray actors; see the module docstring.
 
     address        Ray cluster address for ``ray.init`` (None: the running cluster, else a
                    local one with ``num_cpus`` CPUs, no dashboard)
@@ -306,9 +134,8 @@ class RaySandbox(Sandbox):
         self._closed = False
         self.stats: collections.Counter = collections.Counter()
         self.ledger: collections.OrderedDict[int, CallRecord] = collections.OrderedDict()
-        self._task_refs: collections.OrderedDict[str, Any] = collections.OrderedDict()
-        self._builds: collections.OrderedDict[str, Build] = collections.OrderedDict()
-        self._build_locks: dict[str, threading.Lock] = {}
+        self._shared_refs: collections.OrderedDict[str, Any] = collections.OrderedDict()
+        self._builds = BuildCache(max_builds=4096)
         for _ in range(int(num_actors)):
             self._members.append(self._spawn())
         try:
@@ -338,7 +165,7 @@ class RaySandbox(Sandbox):
     # ----- pool
 
     def _spawn(self) -> _Member:
-        h = _RemoteWorker.options(**self._actor_options).remote(self.backend, self._backend_kw)
+        h = RemoteWorker.options(**self._actor_options).remote(self.backend, self._backend_kw)
         return _Member(handle=h, index=next(self._next_index),
                        slots=int(self._backend_kw.get("workers", 1) or 1))
 
@@ -384,7 +211,7 @@ class RaySandbox(Sandbox):
         for m in members:
             try:
                 out.append(ray.get(m.handle.stats.remote(), timeout=60))
-            except _WORKER_GONE:
+            except WORKER_GONE:
                 pass
         return out
 
@@ -411,7 +238,7 @@ class RaySandbox(Sandbox):
                 try:
                     ref = getattr(m.handle, method).remote(call_id, *args())
                     cid, res = ray.get(ref, timeout=self.call_timeout_s)
-                except _WORKER_GONE as e:
+                except WORKER_GONE as e:
                     last = f"worker {m.pid} died: {type(e).__name__}"
                     self.stats["retries"] += 1
                     self._replace(m, last)
@@ -448,49 +275,35 @@ class RaySandbox(Sandbox):
     def build(self, language: str, files: Mapping[str, str | bytes],
               limits: Limits | None = None) -> Build:
         """Compile on some actor (cached by content hash here and on every actor)."""
-        from codegym.sandbox.local import _key, _normalised
-        spec, norm, bad = _normalised(language, files)
+        spec, norm, bad = normalised(language, files)
         if bad is not None:
             return bad
-        key = _key(spec, norm)
-        with self._lock:
-            b = self._builds.get(key)
-            if b is not None:
-                self._builds.move_to_end(key)
-                self.stats["build_cache_hits"] += 1
-                return b
-            lock = self._build_locks.setdefault(key, threading.Lock())
-        with lock:
-            with self._lock:
-                b = self._builds.get(key)
-                if b is not None:
-                    return b
+        key = build_key(spec, norm)
+
+        def make() -> Build:
             inner = self._call("build", "build", lambda: (spec.name, norm, limits),
                                lambda why: Build(language=spec.name, key=key, ok=False, files=norm,
                                                  result=failure("sandbox_error", f"ray: {why}",
                                                                 phase="compile")))
             if not inner.ok:
-                b = Build(language=inner.language, key=inner.key or key, ok=False, files=norm,
-                          result=inner.result)
-            else:
-                # the finished build goes to the object store once; actors fetch it by key
-                b = Build(language=inner.language, key=inner.key, ok=True, files=norm, result=inner.result,
-                          artifacts=_RayArtifacts(inner.key, ray.put(inner)))
-            if b.ok or (b.result is not None and b.result.status == "compile_error"):
-                with self._lock:
-                    self._builds[key] = b
-                    while len(self._builds) > 4096:
-                        old, _ = self._builds.popitem(last=False)
-                        self._build_locks.pop(old, None)
-            return b
+                return Build(language=inner.language, key=inner.key or key, ok=False, files=norm,
+                             result=inner.result)
+            # the finished build goes to the object store once; actors fetch it by key
+            return Build(language=inner.language, key=inner.key, ok=True, files=norm, result=inner.result,
+                         artifacts=RayArtifacts(inner.key, ray.put(inner)))
+        b, hit = self._builds.get_or_make(key, make)
+        if hit:
+            with self._lock:
+                self.stats["build_cache_hits"] += 1
+        return b
 
     def _remote_build(self, build: Build) -> tuple[str, Any]:
         art = build.artifacts
-        if isinstance(art, _RayArtifacts) and art.ref is not None:
+        if isinstance(art, RayArtifacts) and art.ref is not None:
             return art.key, art.ref
         # a build of another sandbox (or a copy whose reference was dropped): rebuild here
         b = self.build(build.language, build.files)
-        if not b.ok or not isinstance(b.artifacts, _RayArtifacts):
+        if not b.ok or not isinstance(b.artifacts, RayArtifacts):
             raise ValueError("this build cannot run on the ray sandbox (rebuilding it failed)")
         return b.artifacts.key, b.artifacts.ref
 
@@ -515,41 +328,47 @@ class RaySandbox(Sandbox):
         """One call per request, at most `workers` at once; `stop` is honoured in the driver."""
         return self._run_many_threads(build, requests, limits, stop, self.workers, "codegym-ray-run-many")
 
-    # ----- whole judges
+    # ----- any function with a worker's sandbox
 
-    def _task_ref(self, task) -> tuple[str, Any]:
-        key = task.content_hash
+    def _shareable(self, arg: Any) -> Any:
+        """An argument with a ``content_hash`` (a task) as a `Shared`: put in the object
+        store once, cached by every actor that uses it; other arguments as they are."""
+        key = getattr(arg, "content_hash", None)
+        if not isinstance(key, str):
+            return arg
+        kind = type(arg).__name__.lower()
         with self._lock:
-            ref = self._task_refs.get(key)
+            ref = self._shared_refs.get(kind + key)
             if ref is None:
-                ref = self._task_refs[key] = ray.put(task)  # once; actors cache it by hash
-                while len(self._task_refs) > 1024:
-                    self._task_refs.popitem(last=False)
+                ref = self._shared_refs[kind + key] = ray.put(arg)
+                while len(self._shared_refs) > 1024:
+                    self._shared_refs.popitem(last=False)
             else:
-                self._task_refs.move_to_end(key)
-            return key, ref
+                self._shared_refs.move_to_end(kind + key)
+        return Shared(key, kind, [ref])
 
-    def judge_remote(self, task, files: Mapping[str, str | bytes], split: str = "hidden",
-                     timing: bool = False, early_exit: bool = False, language: str | None = None):
-        """`codegym.judge.run.judge` run whole on one worker (its own sandbox); same arguments.
+    def remote_call(self, fn: Callable, *args: Any, on_give_up: Callable[[str], Any] | None = None,
+                    **kw: Any) -> Any:
+        """``fn(*args, sandbox=<a worker's own sandbox>, **kw)`` run whole on one worker,
+        e.g. ``remote_call(judge, task, files, split="hidden")``.  `fn` must be importable
+        where the workers run (a module-level function).  The call is counted under
+        ``fn.__name__``; an argument with a ``content_hash`` travels once per worker.
 
-        A worker that dies meanwhile is replaced and the judge recomputed on another; the
-        report returned is the one of the attempt that completed (never two).
-        """
-        from codegym.judge.run import JudgeReport
-        key, ref = self._task_ref(task)
-        kw = {"split": split, "timing": timing, "early_exit": early_exit, "language": language}
+        A worker that dies meanwhile is replaced and the call made again on another;
+        the result returned is the one of the attempt that completed (never two).
+        After ``max_retries`` dead workers, ``on_give_up(why)`` is returned (default:
+        RuntimeError)."""
+        call_args = [self._shareable(a) for a in args]
 
-        def give_up(why: str) -> JudgeReport:
-            return JudgeReport(verdict="sandbox_error", passed=0, total=0, stage="ran", progress=0.5,
-                               task_id=task.id, task_hash=task.content_hash, split=split,
-                               language=language or task.language,
-                               message=f"ray sandbox infrastructure failure: {why}")
-        return self._call("judge", "judge", lambda: (key, [ref], dict(files), kw), give_up)
+        def give_up(why: str) -> Any:
+            if on_give_up is None:
+                raise RuntimeError(f"ray sandbox infrastructure failure: {why}")
+            return on_give_up(why)
+        return self._call(getattr(fn, "__name__", "call"), "call", lambda: (fn, call_args, kw), give_up)
 
-    def judge_async(self, task, files: Mapping[str, str | bytes], **kw) -> Future:
-        """`judge_remote` in the background; the future's result is the JudgeReport."""
-        return self._pool.submit(self.judge_remote, task, files, **kw)
+    def remote_async(self, fn: Callable, *args: Any, **kw: Any) -> Future:
+        """`remote_call` in the background: a future of its result."""
+        return self._pool.submit(self.remote_call, fn, *args, **kw)
 
     # ----- lifetime
 
@@ -569,7 +388,7 @@ class RaySandbox(Sandbox):
                 ray.kill(m.handle, no_restart=True)
             except Exception:
                 pass
-        self._task_refs.clear()
+        self._shared_refs.clear()
         self._builds.clear()
         if self._owns_ray and ray.is_initialized():
             ray.shutdown()

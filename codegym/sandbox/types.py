@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import abc
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 from codegym.core.limits import COMPILE_LIMITS, Limits
 
@@ -189,7 +189,7 @@ class Sandbox(abc.ABC):
             return b.result
         return self.run(b, stdin=stdin, limits=limits, argv=argv)
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 -- optional: a backend without workers has nothing to release
         """Release workers; idempotent."""
 
     def __enter__(self):

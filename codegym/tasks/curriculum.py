@@ -1,43 +1,24 @@
 """Curricula: choosing the next task from what training has seen so far.
 
-This module owns `CurriculumSampler` (re-exported as ``codegym.tasks.suite.CurriculumSampler``),
+Owns `CurriculumSampler` (re-exported as ``codegym.tasks.suite.CurriculumSampler``),
 the utility-driven task sampler of ASTOR / DHRCL-style multi-task training, and its
 per-task record `TaskStats`. `CodeEnv` uses it through two calls:
 
     sampler.sample(rng, tasks) -> Task      # at reset (rng: the env's numpy Generator)
     sampler.update(task_id, reward)         # when an episode ends (the env's reward)
 
-Utility of a task (how much there is to learn from it now)::
-
-    p_hat   = (successes + a) / (n + a + b)            Beta(a, b) prior, decayed counts
-    signal  = p_hat * (1 - p_hat)                      ("pass_rate"; max at p = 1/2)
-            | reward variance (prior 1/4 while unseen)  ("variance")
-    bonus   = exploration * sqrt(ln(1 + N) / (1 + n))   N: updates so far, n: the task's
-    utility = signal + bonus
-
-Tasks always solved or never solved carry little signal (p(1-p) near 0), unseen and
-rarely seen tasks get the exploration bonus. Within a family, a task is drawn with
-probability proportional to ``max(utility, min_utility) ** (1 / temperature)``.
-
-Families (the suite prefix of the id, ``perfcode/x`` -> ``perfcode``) get budgets for
-multi-task training: ``family_weights`` None (families in proportion to their number of
-tasks: a flat draw over all tasks), ``"uniform"`` (equal shares), ``"utility"`` (shares
-in proportion to the family's mean utility, ASTOR's hierarchical routing) or a mapping
-``{family: weight}`` (families not named get weight 0). The next family is the one
-furthest below its share of the episodes sampled so far (largest
-``share * (T + 1) - count``; ties broken by the rng), so realised shares follow the
-budgets closely, not only in expectation.
-
-Everything is seeded (the rng passed in, or the sampler's own generator when None) and
-checkpointable: `state_dict()` / `load_state_dict()` round-trip the statistics, the
-family counts and the sampler's own generator.
+A task's utility is its learning signal (p(1-p) of a decayed Beta pass rate, or the
+reward variance) plus an exploration bonus; families (id prefixes) get budgets.
+Everything is seeded and checkpointable (`state_dict` / `load_state_dict`). The
+formulas: docs/tasks.md.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -1,39 +1,14 @@
 """Recorded runtime distributions: the per-suite sidecar ``runtimes.json``.
 
-This module owns where and how measured runtimes are stored so the timed rewards
-can use them without re-measuring every solution:
-
-- the file: ``tasks/<suite>/runtimes.json`` next to the suite's ``suite.yaml``
-  (`SIDECAR`; the suite loader reads only ``*.yaml`` / ``*.yml``, so the sidecar is
-  never taken for a task, and task YAMLs -- hence content hashes -- stay untouched);
-- the records: `SolutionRuntime` (one solution's measurement), `Threshold` (the
-  strict top-X% pivot of a distribution) and `TaskRuntimes` (one task: content hash,
-  metric, calibration, solutions, thresholds), with ``to_dict`` / ``from_dict``;
-- `read_sidecar` / `write_sidecar` / `update_sidecar` (atomic, sorted, merged per
-  task id) and `sidecar_path_for(task)`;
-- `load_runtimes(task)` (public, for the reward wrappers): the recorded distribution
-  of this exact task (content hash checked) rescaled to this machine, or None;
-  `runtimes_problem(task)` says why it is None; `perf_runtimes(task)` gives the same
-  record in the shape of ``Task.perf.runtimes`` (``{name: seconds, "_calibration": s}``);
-- `percentile_rank` and `thresholds`: the DMC-Optim strict top-X% pivots.
-
-Units. For ``cpu`` / ``wall`` a solution's ``median_s`` is the median of
-`codegym.timing.measurement.measure` samples (one sample = one pass over the perf split) in
-seconds on the recording machine, and ``normalized = median_s / calibration``
-where ``calibration`` is the seconds the fixed `codegym.timing.measurement.calibration_workload`
-took in the same sandbox around that measurement. Normalised values travel between
-machines: ``seconds here = normalized * calibration_factor(here)``. For
-``instructions`` values are instruction counts (exact, not rescaled). The sidecar
-records a hash of the calibration workload: when that program changes, normalised
-values from older files are not comparable any more and `load_runtimes` refuses them.
-
-One entry per task id: calibrating a task again (with any metric) replaces its entry.
-
-Thresholds. The distribution (every accepted solution, fastest first) stands in for
-human submissions. The top-X% pivot is the solution at the nearest rank
-``k = ceil(X/100 * n)`` (the smallest k with k/n >= X/100; same rule as
-`codegym.wrappers.timed.percentile_rank`); a program is in the strict top X% when it
-is significantly faster than that pivot.
+Owns where and how measured runtimes are stored, so the timed rewards can use them
+without re-measuring every solution: the file (`SIDECAR`, next to the suite's
+``suite.yaml``; task YAMLs and their content hashes stay untouched), the records
+(`SolutionRuntime`, `Threshold`, `TaskRuntimes`), `read_sidecar` / `write_sidecar` /
+`update_sidecar` (atomic, merged per task id), the lookups for the reward wrappers
+(`load_runtimes`: this exact task's distribution rescaled to this machine, or None;
+`runtimes_problem`: why None; `perf_runtimes`: the shape of ``Task.perf.runtimes``),
+and the DMC-Optim strict top-X% pivots (`percentile_rank`, `thresholds`). Units,
+calibration and thresholds: docs/tasks.md.
 """
 
 from __future__ import annotations
@@ -42,12 +17,17 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
+
+from codegym.core.paths import write_atomic
+from codegym.sandbox import make_sandbox
+from codegym.tasks.load import find_suite_file, suite_root
+from codegym.timing import calibration_factor, calibration_workload, noise_floor
 
 #: file name of the sidecar inside a suite folder
 SIDECAR = "runtimes.json"
@@ -77,8 +57,7 @@ def _sig(x: float | None, digits: int = 6) -> float | None:
 
 
 def calibration_workload_hash() -> str:
-    """First 16 hex of the sha256 of `codegym.timing.measurement.calibration_workload()` (with its size)."""
-    from codegym.timing.measurement import calibration_workload
+    """First 16 hex of the sha256 of `codegym.timing.calibration_workload()`."""
     return hashlib.sha256(calibration_workload().encode("utf-8")).hexdigest()[:16]
 
 
@@ -114,9 +93,8 @@ class SolutionRuntime:
     min_of: int | None = None
 
     @classmethod
-    def from_measurement(cls, language: str, m: Any) -> "SolutionRuntime":
+    def from_measurement(cls, language: str, m: Any) -> SolutionRuntime:
         """From an ok `codegym.timing.measurement.Measurement`."""
-        from codegym.timing.measurement import noise_floor
         nf = noise_floor(m)
         return cls(language=language, median_s=float(m.median), normalized=m.normalized,
                    calibration=m.calibration, cv=m.cv, n=int(m.n),
@@ -137,7 +115,7 @@ class SolutionRuntime:
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "SolutionRuntime":
+    def from_dict(cls, d: Mapping[str, Any]) -> SolutionRuntime:
         d = dict(d)
         if d.get("ci") is not None:
             d["ci"] = (float(d["ci"][0]), float(d["ci"][1]))
@@ -162,7 +140,7 @@ class Threshold:
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Threshold":
+    def from_dict(cls, d: Mapping[str, Any]) -> Threshold:
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
 
@@ -227,7 +205,7 @@ class TaskRuntimes:
         if not self.thresholds and self.solutions:
             self.thresholds = thresholds(self.solutions)
         if not self.measured_at:
-            self.measured_at = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+            self.measured_at = datetime.now(UTC).replace(microsecond=0).isoformat()
 
     @property
     def normalized_ok(self) -> bool:
@@ -289,7 +267,7 @@ class TaskRuntimes:
         }
 
     @classmethod
-    def from_dict(cls, task_id: str, d: Mapping[str, Any]) -> "TaskRuntimes":
+    def from_dict(cls, task_id: str, d: Mapping[str, Any]) -> TaskRuntimes:
         sols = {n: SolutionRuntime.from_dict(s) for n, s in (d.get("solutions") or {}).items()}
         ths = {k: Threshold.from_dict(v) for k, v in (d.get("thresholds") or {}).items()}
         return cls(task_id=task_id, content_hash=str(d["content_hash"]), metric=str(d["metric"]),
@@ -307,7 +285,6 @@ def suite_dir_of(task: Any) -> Path | None:
     src = getattr(task, "source_path", None)
     if not src:
         return None
-    from codegym.tasks.schema import find_suite_file, suite_root
     p = Path(src)
     return suite_root(p, find_suite_file(p))
 
@@ -359,21 +336,10 @@ def write_sidecar(path: str | os.PathLike, doc: Mapping[str, Any]) -> None:
     body = dict(doc)
     body["tasks"] = {k: body["tasks"][k] for k in sorted(body.get("tasks") or {})}
     text = json.dumps(body, indent=1, sort_keys=False, ensure_ascii=False) + "\n"
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".runtimes-", suffix=".tmp", dir=p.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; the sidecar is data others read
-        os.replace(tmp, p)
-        with _READ_LOCK:
-            _READ_CACHE.pop(p.resolve(), None)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    # 0644: the sidecar is data others read (mkstemp makes 0600)
+    write_atomic(p, text, mode=0o644, prefix=".runtimes-", suffix=".tmp")
+    with _READ_LOCK:
+        _READ_CACHE.pop(p.resolve(), None)
 
 
 def update_sidecar(path: str | os.PathLike, records: Iterable[TaskRuntimes], *, suite: str = "",
@@ -459,7 +425,7 @@ def load_runtimes(task: Any, *, metric: str | None = None, sandbox: Any = None,
     (`runtimes_problem` says which).
 
     Rescaling: seconds here = normalized * the calibration factor here, which is
-    `calibration` when given, else `codegym.timing.measurement.calibration_factor(sandbox, metric)`
+    `calibration` when given, else `codegym.timing.calibration_factor(sandbox, metric)`
     (`sandbox` default: ``make_sandbox()``; cached per process after its first ~1 s).
     With ``rescale=False`` (or metric instructions, or no recorded calibration) the
     recorded values are returned as they are.
@@ -495,9 +461,7 @@ def load_runtimes(task: Any, *, metric: str | None = None, sandbox: Any = None,
         if calibration is not None:
             local = float(calibration)
         else:
-            from codegym.timing.measurement import calibration_factor
             if sandbox is None:
-                from codegym.sandbox import make_sandbox
                 sandbox = make_sandbox()
             local = float(calibration_factor(sandbox, rec.metric))
     if local is not None:

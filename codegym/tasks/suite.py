@@ -1,21 +1,16 @@
 """Suites: folders of task files, found by name, loaded, filtered and sampled.
 
-This module owns:
-
-- where suites live (`tasks_roots()`): the directories in the ``CODEGYM_TASKS``
-  environment variable (``os.pathsep``-separated), else ``<repo>/tasks`` next to
-  the package (a source checkout), else ``codegym/_tasks`` (installed package data);
-- `list_suites()`, `suite_task_files(dir)`, `check_suite(...)` (every file's task or
-  errors, plus suite-level problems such as duplicate ids; used by ``codegym tasks
-  validate``);
-- `load_suite(name_or_path) -> Suite`: a suite name, a suite directory or a single task
-  file. `Suite` is an immutable, ordered (by id) collection of `Task` with `get`,
-  `filter` and `sample`.
+Owns where suites live (`tasks_roots()`: the ``CODEGYM_TASKS`` directories, else
+``<repo>/tasks`` next to the package, else ``codegym/_tasks``), `list_suites()`,
+`suite_task_files(dir)`, `check_suite(...)` (every file's task or errors, plus
+suite-level problems such as duplicate ids; used by ``codegym tasks validate``) and
+`load_suite(name_or_path) -> Suite` (an immutable collection of `Task`, ordered by id,
+with `get`, `filter` and `sample`).
 
 A suite is a directory ``tasks/<suite>/``; every ``*.yaml`` / ``*.yml`` file below it is
-a task, except ``suite.yaml`` (the suite's defaults, see codegym.tasks.schema) and files under a
-directory whose name starts with ``_`` or ``.`` (room for data and shared code).
-Loading is cached by file modification times (see `codegym.tasks.schema.load_task`).
+a task, except ``suite.yaml`` (the suite's defaults, see codegym.tasks.load) and files
+under a directory whose name starts with ``_`` or ``.`` (room for data and shared code).
+`CurriculumSampler` (codegym.tasks.curriculum) is re-exported here.
 """
 
 from __future__ import annotations
@@ -24,16 +19,20 @@ import fnmatch
 import os
 import random
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
-from codegym.tasks.schema import (SUITE_FILE, Task, TaskError, TaskValidationError, canonical_language,
-                          find_suite_file, load_task, read_suite_file, suite_root)
+from codegym.core.paths import display_path
+from codegym.tasks.curriculum import CurriculumSampler
+from codegym.tasks.fields import SUITE_FILE, canonical_language
+from codegym.tasks.load import TaskError, TaskValidationError, find_suite_file, load_task, read_suite_file, suite_root
+from codegym.tasks.schema import Task
 
 __all__ = ["Suite", "SuiteCheck", "load_suite", "list_suites", "tasks_roots", "resolve_suite",
-           "suite_task_files", "check_suite", "ENV_VAR"]
+           "suite_task_files", "check_suite", "ENV_VAR", "CurriculumSampler"]
 
 #: environment variable naming the tasks root(s)
 ENV_VAR = "CODEGYM_TASKS"
@@ -184,7 +183,7 @@ class Suite:
                difficulty: Iterable[str] | str | None = None,
                languages: Iterable[str] | str | None = None,
                since: date | str | None = None, until: date | str | None = None,
-               kinds: Iterable[str] | str | None = None) -> "Suite":
+               kinds: Iterable[str] | str | None = None) -> Suite:
         """The tasks that pass every given criterion (None = no constraint):
 
         ids         exact ids or shell patterns (``examples/*``)
@@ -307,8 +306,8 @@ def check_suite(name_or_path: str | os.PathLike) -> SuiteCheck:
         if task is not None:
             if task.id in seen:
                 other = seen[task.id]
-                errs.append(TaskError(_rel(f), _id_line(f), "id",
-                                      f"duplicate task id {task.id!r} (also in {_rel(other)})"))
+                errs.append(TaskError(display_path(f), _id_line(f), "id",
+                                      f"duplicate task id {task.id!r} (also in {display_path(other)})"))
             else:
                 seen[task.id] = f
         check.results.append((f, task, errs))
@@ -318,14 +317,6 @@ def check_suite(name_or_path: str | os.PathLike) -> SuiteCheck:
         if sd.doc.errors:
             check.results.append((suite_file, None, list(sd.doc.errors)))
     return check
-
-
-def _rel(p: Path) -> str:
-    try:
-        r = os.path.relpath(p)
-    except ValueError:
-        return str(p)
-    return str(p) if r.startswith("..") else r
 
 
 def load_suite(name_or_path: str | os.PathLike) -> Suite:
@@ -338,11 +329,3 @@ def load_suite(name_or_path: str | os.PathLike) -> Suite:
     if check.errors:
         raise TaskValidationError(check.errors)
     return Suite(check.name, tuple(check.tasks), check.root, check.description)
-
-
-def __getattr__(name: str):
-    # `codegym.tasks.suite.CurriculumSampler` (the DESIGN name) lives in codegym.tasks.curriculum
-    if name == "CurriculumSampler":
-        from codegym.tasks.curriculum import CurriculumSampler
-        return CurriculumSampler
-    raise AttributeError(f"module 'codegym.tasks.suite' has no attribute {name!r}")

@@ -1,4 +1,39 @@
-"""Calibrated timing: repeated measurements, their noise, and comparisons."""
+"""Calibrated timing: repeated measurements, their noise, and comparisons.
 
-from codegym.timing.measurement import *  # noqa: F403
-from codegym.timing.measurement import __all__  # noqa: F401
+`measure` (-> `Measurement`) and `compare` (-> `Comparison`) are the entry points;
+stats (intervals on plain samples), metrics (cpu, wall, valgrind instruction
+counts), calibration (the workload and its cached factor), measurement and
+comparison are the modules. docs/timing.md explains the estimators.
+"""
+
+from codegym.timing.calibration import calibration_factor, calibration_workload
+from codegym.timing.comparison import Comparison, compare, decide
+from codegym.timing.measurement import Measurement, Verifier, measure, noise_floor, summarize
+from codegym.timing.metrics import (
+    DEFAULT_MIN_EFFECT,
+    DEFAULT_MIN_OF,
+    METRICS,
+    VALGRIND_WRAPPER,
+    UnsupportedMetricError,
+    ValgrindCount,
+    check_metric,
+    parse_valgrind_instructions,
+)
+from codegym.timing.stats import (
+    bootstrap_ci,
+    hodges_lehmann,
+    median_ci,
+    paired_interval,
+    t_cdf,
+    t_ci,
+    t_ppf,
+    wilcoxon_ci,
+)
+
+__all__ = [
+    "METRICS", "Measurement", "Comparison", "UnsupportedMetricError", "measure", "compare",
+    "calibration_workload", "calibration_factor", "noise_floor", "summarize", "median_ci",
+    "hodges_lehmann", "wilcoxon_ci", "t_ci", "t_cdf", "t_ppf", "bootstrap_ci", "paired_interval",
+    "decide", "parse_valgrind_instructions", "ValgrindCount", "check_metric", "VALGRIND_WRAPPER",
+    "Verifier", "DEFAULT_MIN_OF", "DEFAULT_MIN_EFFECT",
+]

@@ -15,8 +15,9 @@ guarantees is that the data those need is complete and exact:
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import gymnasium as gym
 
@@ -39,7 +40,7 @@ class UnitRecord:
     granularity: str = ""
 
     @classmethod
-    def from_unit(cls, u: dict) -> "UnitRecord":
+    def from_unit(cls, u: dict) -> UnitRecord:
         span = u.get("span")
         return cls(signature=str(u.get("signature", "")),
                    span=(int(span[0]), int(span[1])) if span is not None else None,

@@ -7,7 +7,7 @@ This module owns:
 - `FormatPenalty`: a penalty for actions that cannot be parsed or applied (``info["error"]``).
 - `DiffSizePenalty`: a penalty for churn (lines changed beyond a free budget), for edits
   outside allowed files, and protected paths (edits to them are refused by the env's
-  workspace, see the class docstring).
+  workspace; docs/rewards.md).
 - `diff_paths(diff)`, `changed_lines(diff)`: what a unified diff touches.
 """
 
@@ -18,11 +18,13 @@ import hashlib
 import json
 import re
 import warnings
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import gymnasium as gym
 
-from codegym.wrappers.timed import set_component
+from codegym.judge.run import judge
+from codegym.wrappers.base import set_component
 
 #: prefix CodeEnv gives errors of edits that parsed but could not be applied
 APPLY_ERROR_PREFIX = "the edit was not applied"
@@ -71,20 +73,13 @@ def _matches(path: str, patterns: Sequence[str]) -> str | None:
 class ProgressShaping(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Potential-based shaping with the public tests' pass fraction as the potential.
 
-    Adds to every step's reward ``F = weight * (gamma * Phi(s') - Phi(s))`` where
-    ``Phi(s)`` is the fraction of the task's public tests the workspace passes (0 when the
-    task has no public tests), and ``Phi = 0`` at the end of the episode (terminated or
-    truncated). Such an F is potential-based (Ng, Harada & Russell 1999): over an episode
-    the added terms sum to ``-weight * Phi(s_0)`` for ``gamma = 1`` (in general they
-    telescope), a constant of the start state, so the optimal policy of the shaped
-    problem is the optimal policy of the original one -- the shaping only makes progress
-    visible earlier. Use the same ``gamma`` as the learner's discount.
-
-    ``Phi`` is read from ``info["judge"]`` when the env ran the public tests on this
-    step and every case was evaluated; otherwise (no feedback, early exit skipped cases)
-    the public split is judged here in the env's sandbox, in full, so that ``Phi`` is a
-    function of the files (cached by their content). ``Phi(s_0)`` is computed at reset.
-    ``info["potential"]`` holds ``Phi(s')``, ``info["reward_components"]["progress_shaping"]`` F.
+    Adds to every step's reward ``F = weight * (gamma * Phi(s') - Phi(s))``, ``Phi(s)`` the
+    fraction of the task's public tests the workspace passes (0 without public tests) and
+    ``Phi = 0`` at the end of the episode: policy-invariant (docs/rewards.md). Use the
+    learner's discount as ``gamma``. ``Phi`` comes from ``info["judge"]`` when the env
+    judged every public case on this step, else the public split is judged here in full
+    (cached by the files' content). ``info["potential"]`` holds ``Phi(s')``,
+    ``info["reward_components"]["progress_shaping"]`` F.
 
     Example:
         >>> import gymnasium as gym, codegym
@@ -129,7 +124,6 @@ class ProgressShaping(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if usable:
             value = report["passed"] / report["total"]
         else:
-            from codegym.judge.run import judge
             rep = judge(task, files, sandbox=base.sandbox, split="public", early_exit=False,
                         language=base.language)
             value = rep.passed / rep.total if rep.total else 0.0
@@ -207,19 +201,13 @@ class FormatPenalty(gym.Wrapper, gym.utils.RecordConstructorArgs):
 class DiffSizePenalty(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Penalise churn beyond a free budget, edits outside allowed files, and protect paths.
 
-    Per episode, the lines changed by the steps (removed + added, from ``info["diff"]``)
-    are summed; the step that takes the total past ``free_lines`` and every later one pay
-    ``per_line`` for each line beyond it, so an episode pays
-    ``min(max_penalty, per_line * max(0, lines - free_lines))`` in all. With ``allowed``
-    (glob patterns), every file a step touches outside them costs ``outside_penalty``.
-
-    ``protected`` (globs; `DEFAULT_PROTECTED` covers tests and timing files) are refused,
-    not just penalised: the wrapper passes them to the env at reset
-    (``options["protected"]``), whose workspace then rejects any edit to them (the step
-    reports ``info["error"]``, the files stay as they were), and such a refused attempt
-    costs ``protected_penalty``. If the env does not support protected paths (it has no
-    ``protected`` attribute), a change that reached a protected file is penalised by
-    ``protected_penalty`` and listed in ``info["protected_violations"]``, with a warning.
+    An episode pays ``min(max_penalty, per_line * max(0, lines - free_lines))`` for the
+    lines its diffs change (each step pays its share when it is made), plus
+    ``outside_penalty`` per file touched outside the ``allowed`` globs. ``protected`` globs
+    (`DEFAULT_PROTECTED`: tests and timing files) are passed to the env at reset, whose
+    workspace refuses edits to them; a refused attempt costs ``protected_penalty`` (an env
+    without protected paths is penalised per violating file instead, with a warning).
+    docs/rewards.md has the details.
 
     ``info["reward_components"]["diff_size_penalty"]`` holds the (negative) term and
     ``info["churn"]`` = {"step_lines", "episode_lines", "outside", "protected"}.

@@ -2,44 +2,34 @@
 
 This module owns the staged reward: `StageValues` (the configurable values and weights),
 `classify(report)` (which stage a judge report is in), `improvement(...)` (the relative
-improvement from the baseline toward the reference), `staged_reward(...)` (the formula,
-a pure function of a report and times) and the `StagedReward` wrapper that applies it
-to the episode's final judge report, measuring times with `codegym.timing.measurement` through the
-helpers of `codegym.wrappers.timed`.
-
-Defaults (what each outcome earns):
-
-=====================================================  ====================================
-outcome                                                reward
-=====================================================  ====================================
-no code (missing, blank or only comments)              0.00
-syntax / compile error                                 0.10
-runtime error or timeout on every test that ran        0.20
-wrong answer, k of n tests passed                      0.30 + 0.30 * k/n   (0.30 ... < 0.60)
-correct, not measurably faster than the baseline       0.60
-correct, relative improvement I toward the reference   0.60 + 0.40 * clip(I, 0, 1)
-correct, as fast as the reference (I = 1)              1.00
-correct, faster than the reference                     1.00 + 0.10 * clip(log2(t_ref / t), 0, 1)
-                                                       (at most 1.10, from 2x the reference)
-judge failure (sandbox_error): not a verdict           0.00, ``info["staged"]["scorable"]`` False
-=====================================================  ====================================
-
-with ``I = (t_baseline - t) / (t_baseline - t_reference)``.
+improvement ``I = (t_baseline - t) / (t_baseline - t_reference)`` from the baseline toward
+the reference), `staged_reward(...)` (the formula, a pure function of a report and times)
+and the `StagedReward` wrapper that applies it to the episode's final judge report, with
+the measurements of `codegym.wrappers.measure`. docs/rewards.md has the table of values.
 """
 
 from __future__ import annotations
 
 import math
-import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import gymnasium as gym
 
-from codegym.wrappers.timed import (TimedRunFailed, TimingSettings, Unscorable, baseline_name,
-                                    check_perf_split, is_final, measure_workload, measurement_value,
-                                    merge_reports, perf_workload, recorded_runtimes, reference_name,
-                                    set_component, solution_measurement)
+from codegym.judge.perf import Unscorable, perf_workload
+from codegym.wrappers.base import JUDGE_FAILED, FinalProgram, FinalReward, failed_report
+from codegym.wrappers.measure import (
+    TimedRunFailed,
+    TimingSettings,
+    baseline_name,
+    measure_workload,
+    measurement_value,
+    recorded_runtimes,
+    reference_name,
+    relative_noise,
+    solution_measurement,
+)
 
 STAGES = ("no_code", "compile_error", "runtime_error", "wrong_answer", "correct", "sandbox_error")
 #: case statuses that mean "it ran but crashed or ran out of a resource"
@@ -49,7 +39,7 @@ RUNTIME_SOURCES = ("auto", "recorded", "measured")
 
 @dataclass(frozen=True)
 class StageValues:
-    """Values and weights of the staged reward (see the module table).
+    """Values and weights of the staged reward (the table in docs/rewards.md).
 
     no_code, compile_error, runtime_error   value of each failure stage
     wrong_answer                            value of a wrong answer with no test passed
@@ -179,32 +169,16 @@ def staged_reward(report: Mapping[str, Any], times: PerfTimes | None = None,
     return r, details
 
 
-def _rel_noise(m) -> float:
-    get = (lambda k: m.get(k)) if isinstance(m, Mapping) else (lambda k: getattr(m, k, None))
-    v = get("rel_ci")
-    if v is None or not math.isfinite(v):
-        v = get("cv")
-    return float(v) if v is not None and math.isfinite(v) else 0.0
-
-
-class StagedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
+class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
     """RLPF staged reward on the step that submits (earlier steps pass the env's reward).
 
     Failures are ordered by how far execution got (no code < compile error < runtime
     error or timeout on every test < wrong answer scaled by the fraction of tests passed);
     correct programs are ranked by their relative improvement
     ``I = (t_baseline - t) / (t_baseline - t_reference)`` from the baseline toward the
-    expert reference, clipped to [0, 1], with a bonus beyond the reference. See the
-    module docstring for the default values (every one is a constructor argument).
-
-    Times: the candidate's measurement on the perf split is ``info["judge"]["timing"]``
-    when the env measured it (``CodeEnv(timing=True)``), else it is measured here in the
-    env's sandbox (`codegym.timing.measurement.measure`). The baseline's and reference's come from the
-    task's recorded ``perf.runtimes`` (normalised by their ``_calibration`` entry when
-    present) or are measured here and cached per task content hash (``runtimes``:
-    ``"auto"`` prefers recorded ones). With ``noise_gate`` a speedup within the combined
-    measurement noise counts as none. Correctness on the perf split is checked (one judge
-    run) unless the env judged it; failing it puts the program among the wrong answers.
+    expert reference, clipped to [0, 1], with a bonus beyond the reference. Every value of
+    the table in docs/rewards.md is a constructor argument; the page also says where the
+    times come from (``runtimes``: recorded or measured) and how ``noise_gate`` works.
 
     ``info["staged"]``: stage, fraction, improvement, times (t, t_baseline, t_reference,
     unit, source), scorable, reason. ``info["reward_components"]["staged"]``: the reward.
@@ -218,6 +192,9 @@ class StagedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         >>> info["staged"]["stage"], r
         ('compile_error', 0.1)
     """
+
+    info_key = "staged"
+    component = "staged"
 
     def __init__(self, env: gym.Env, no_code: float = 0.0, compile_error: float = 0.1,
                  runtime_error: float = 0.2, wrong_answer: float = 0.3, wrong_answer_weight: float = 0.3,
@@ -236,45 +213,26 @@ class StagedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self, **values.to_dict(), timed=timed, runtimes=runtimes, metric=metric, repeats=repeats,
             warmups=warmups, min_of=min_of, budget_s=budget_s, noise_gate=noise_gate,
             check_perf=check_perf)
-        gym.Wrapper.__init__(self, env)
+        FinalReward.__init__(self, env, check_perf=check_perf)
         self.values = values
         self.timed = timed
         self.runtimes = runtimes
         self.noise_gate = noise_gate
-        self.check_perf = check_perf
         self.settings = TimingSettings(metric=metric, repeats=int(repeats), max_pairs=int(repeats),
                                        warmups=int(warmups), min_of=int(min_of), budget_s=float(budget_s))
 
-    def step(self, action):
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        if not is_final(info):
-            return obs, reward, terminated, truncated, info
-        info = dict(info)
-        reward, details = self.score(info)
-        info["staged"] = details
-        set_component(info, "staged", reward)
-        return obs, reward, terminated, truncated, info
-
-    def score(self, info: Mapping[str, Any]) -> tuple[float, dict]:
-        """(reward, info["staged"]) of a final step's info."""
-        t0 = time.monotonic()
-        base = self.env.unwrapped
-        report = info["judge"]
-        files = base.workspace.files  # info["files"] is the snapshot before the step's edit
-        language = info.get("language") or base.language
-        if report.get("verdict") == "accepted" and self.check_perf:
-            report = merge_reports(report, check_perf_split(self.env, report, files, language))
+    def score_program(self, program: FinalProgram) -> tuple[float, dict]:
+        """(reward, info["staged"]) of the judged program."""
+        report = program.report
         times, reason, failed_run = None, "", None
-        if report.get("verdict") == "accepted" and self.timed:
+        if program.accepted and self.timed:
             try:
-                times = self.times(base.task, report, files, language)
+                times = self.times(program.task, report, program.files, program.language)
             except TimedRunFailed as e:  # a timed run answered wrongly: that case failed
                 failed_run = str(e)
-                report = dict(report)
                 total = int(report.get("total") or 0)
                 passed = max(0, min(int(report.get("passed") or 0), total) - 1)
-                report.update(verdict=e.status, stage="ran", passed=passed, message=failed_run,
-                              progress=0.5 + 0.5 * passed / total if total else 0.5)
+                report = failed_report(report, e.status, failed_run, passed=passed)
             except Unscorable as e:
                 reason = f"speed not scored: {e}"
         reward, details = staged_reward(report, times, self.values, self.noise_gate)
@@ -282,14 +240,12 @@ class StagedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
             details["timed_run_failed"] = failed_run
         details["times"] = times.to_dict() if times is not None else None
         details["scorable"] = details["stage"] != "sandbox_error" and not reason
-        details["reason"] = reason or ("the judge failed (sandbox_error): not a verdict"
-                                       if details["stage"] == "sandbox_error" else "")
+        details["reason"] = reason or (JUDGE_FAILED if details["stage"] == "sandbox_error" else "")
         details["reward"] = reward
-        details["elapsed_s"] = time.monotonic() - t0
         return reward, details
 
     def times(self, task, report: Mapping[str, Any], files, language: str) -> PerfTimes:
-        """The candidate's, baseline's and reference's times in one unit (see the class doc)."""
+        """The candidate's, baseline's and reference's times in one unit (docs/rewards.md)."""
         sb = self.env.unwrapped.sandbox
         metric = self.settings.metric_for(task)
         b, r = baseline_name(task), reference_name(task)
@@ -309,7 +265,7 @@ class StagedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 unit, tb, tr = ("instructions" if metric == "instructions" else "s"), rt[b], rt[r]
             t = measurement_value(cand, unit)
             return PerfTimes(t=t, t_baseline=tb, t_reference=tr, unit=unit, source="recorded",
-                             noise=_rel_noise(cand))
+                             noise=relative_noise(cand))
         mb = solution_measurement(task, b, sb, self.settings)
         mr = solution_measurement(task, r, sb, self.settings)
         if metric == "instructions":
@@ -320,8 +276,8 @@ class StagedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
             unit = "s"
         return PerfTimes(t=measurement_value(cand, unit), t_baseline=measurement_value(mb, unit),
                          t_reference=measurement_value(mr, unit), unit=unit, source="measured",
-                         noise=_rel_noise(cand), noise_baseline=_rel_noise(mb),
-                         noise_reference=_rel_noise(mr))
+                         noise=relative_noise(cand), noise_baseline=relative_noise(mb),
+                         noise_reference=relative_noise(mr))
 
 
 __all__ = ["StagedReward", "StageValues", "PerfTimes", "classify", "improvement", "staged_reward",

@@ -18,16 +18,16 @@ import warnings
 
 import gymnasium as gym
 import pytest
+from _fake_openai import IM_END, FakeOpenAIServer, Reply, chatml_strip_think, tokenize
 
 import codegym  # noqa: F401  (registers the env ids)
-from codegym.edits.parse import TOOL_SCHEMAS, parse_action, render_action
+from codegym.agents import llm as llm_mod
 from codegym.agents import make_agent
 from codegym.agents.base import task_language_files
-from codegym.agents import llm as llm_mod
 from codegym.agents.llm import LLMAgent, LLMError, parse_spec, response_tokens
+from codegym.edits.parse import parse_action
+from codegym.edits.render import TOOL_SCHEMAS, render_action
 from codegym.rollout.runner import run_episode
-
-from _fake_openai import IM_END, FakeOpenAIServer, Reply, chatml_strip_think, tokenize
 
 FAST = dict(backoff_base=0.001, backoff_max=0.01)  # tiny backoff: tests never wait long
 

@@ -8,9 +8,8 @@ import textwrap
 
 import pytest
 
+from codegym.core.languages import DEFAULT_PYTHON, UnknownLanguageError, language_for_file, python_path
 from codegym.sandbox import get_language, list_languages
-from codegym.core.languages import (DEFAULT_PYTHON, UnknownLanguageError, language_for_file,
-                                       python_path)
 
 
 def test_registered_names_aliases_and_main_files():

@@ -1,4 +1,4 @@
-"""The windowed parse of Python (codegym.edits.units._parse_pair_windowed) gives the
+"""The windowed parse of Python (codegym.edits.trees._parse_pair_windowed) gives the
 same diff units as whole-file parses, on random edit chains over real code."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import sysconfig
 
 import pytest
 
-from codegym.edits import units as diffs
+from codegym.edits import spans, trees
+from codegym.edits.units import split_units
 
 pytest.importorskip("tree_sitter_python")
 
@@ -65,14 +66,14 @@ def _edit(rng: random.Random, text: str, valid_only: bool = False) -> str:
 
 
 def _units(old: str, new: str, granularity: str) -> list[dict]:
-    us = diffs.split_units({"m.py": old}, {"m.py": new}, granularity=granularity)
+    us = split_units({"m.py": old}, {"m.py": new}, granularity=granularity)
     return [u.to_dict() for u in us]
 
 
 def _reset_caches() -> None:
     for name in ("trees", "bounds"):
-        if hasattr(diffs._local, name):
-            delattr(diffs._local, name)
+        if hasattr(trees._local, name):
+            delattr(trees._local, name)
 
 
 @pytest.mark.parametrize("seed,valid_only", [(s, s % 2 == 0) for s in range(6)])
@@ -87,12 +88,12 @@ def test_windowed_units_equal_whole_file_units(seed, valid_only, monkeypatch):
             chain.append(_edit(rng, chain[-1], valid_only))
         for granularity in ("function", "statement"):
             _reset_caches()
-            monkeypatch.setattr(diffs, "WINDOWED_PARSE", True)
+            monkeypatch.setattr(trees, "WINDOWED_PARSE", True)
             got = [_units(x, y, granularity) for x, y in zip(chain, chain[1:])]
             windowed_steps += sum(1 for x in chain[:-1]
-                                  if diffs._bounds_cache().get(("python", x)) is not None)
+                                  if trees._bounds_cache().get(("python", x)) is not None)
             _reset_caches()
-            monkeypatch.setattr(diffs, "WINDOWED_PARSE", False)
+            monkeypatch.setattr(trees, "WINDOWED_PARSE", False)
             want = [_units(x, y, granularity) for x, y in zip(chain, chain[1:])]
             for k, (g, w) in enumerate(zip(got, want)):
                 assert g == w, f"step {k} of a chain on a {len(text)}-char file ({granularity})"
@@ -103,16 +104,16 @@ def test_windowed_units_equal_whole_file_units(seed, valid_only, monkeypatch):
 @pytest.mark.parametrize("seed", range(4))
 def test_carried_boundaries_match_a_fresh_parse(seed):
     rng = random.Random(100 + seed)
-    parser = diffs._parser("python")
+    parser = trees._parser("python")
     for text in rng.sample(_corpus(), 5):
         _reset_caches()
         cur = text
         for _ in range(15):
             nxt = _edit(rng, cur)
-            diffs.split_units({"m.py": cur}, {"m.py": nxt})
-            carried = diffs._bounds_cache().get(("python", nxt), "absent")
+            split_units({"m.py": cur}, {"m.py": nxt})
+            carried = trees._bounds_cache().get(("python", nxt), "absent")
             if carried != "absent":
-                fresh = diffs._boundaries(parser.parse(nxt.encode("utf-8", "surrogateescape")).root_node)
+                fresh = trees._boundaries(parser.parse(nxt.encode("utf-8", "surrogateescape")).root_node)
                 assert carried == fresh
             cur = nxt
 
@@ -121,18 +122,18 @@ def test_window_is_small_and_step_parses_no_whole_file(monkeypatch):
     """After the first step of an episode, a step parses windows, not the file."""
     body = "".join(f"def f{i}(x):\n    y = x + {i}\n    return y\n\n\n" for i in range(200))
     calls = []
-    real = diffs._full_tree
+    real = trees._full_tree
 
     def spy(language, text, data=None):
         calls.append(len(text))
         return real(language, text, data)
 
-    monkeypatch.setattr(diffs, "_full_tree", spy)
+    monkeypatch.setattr(trees, "_full_tree", spy)
     _reset_caches()
     cur = body
     for i in range(0, 200, 20):
         nxt = cur.replace(f"    y = x + {i}\n", f"    y = x + {i}\n    y *= 2\n")
-        us = diffs.split_units({"m.py": cur}, {"m.py": nxt})
+        us = split_units({"m.py": cur}, {"m.py": nxt})
         assert [u.scope for u in us] == [f"function:f{i}"]
         cur = nxt
     assert len(calls) == 1  # the episode's first text only
@@ -146,4 +147,4 @@ def test_find_lines_matches_split_and_strip():
         text = "\n".join(rng.choice(pool) for _ in range(rng.randint(0, 12))) + rng.choice(["", "\n"])
         for key in ("}", "return x", "x", "}}"):
             want = [i for i, line in enumerate(text.split("\n")) if line.strip() == key]
-            assert diffs._find_lines(text, key) == want, (text, key)
+            assert spans._find_lines(text, key) == want, (text, key)

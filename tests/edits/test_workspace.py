@@ -11,16 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from codegym.edits.workspace import (
-    StepDiff,
-    Workspace,
-    WorkspaceError,
-    diff_opcodes,
-    recompose_opcodes,
-    split_lines,
-    unified_diff,
-    validate_path,
-)
+from codegym.edits.textdiff import diff_opcodes, recompose_opcodes, split_lines, unified_diff
+from codegym.edits.workspace import StepDiff, Workspace, WorkspaceError, validate_path
 
 HAS_GIT = shutil.which("git") is not None
 HAS_PATCH = shutil.which("patch") is not None
@@ -574,9 +566,9 @@ def test_incremental_cumulative_diff_applies_at_every_step(tmp_path):
 
 
 def test_cumulative_diff_reused_hunk_bodies_equal_a_fresh_render():
-    """Hunk bodies carried between renders of the cumulative diff (see `_render`)
+    """Hunk bodies carried between renders of the cumulative diff (see `render_diff`)
     give exactly the text a render from scratch of the same opcodes gives."""
-    from codegym.edits.workspace import _git_path, _render
+    from codegym.edits.textdiff import git_path, render_diff
 
     rng = random.Random(17)
     pool = ["    y = x + 1", "    return y", "", "}", "    # same", "end"]
@@ -599,8 +591,8 @@ def test_cumulative_diff_reused_hunk_bodies_equal_a_fresh_render():
         if entry is None or not entry.opcodes:
             continue
         before = len(entry.bodies)
-        qa, qb = _git_path("a/", "m.py"), _git_path("b/", "m.py")
-        fresh = _render([f"diff --git {qa} {qb}\n"], qa, qb, start, entry.text, entry.starter_lines,
+        qa, qb = git_path("a/", "m.py"), git_path("b/", "m.py")
+        fresh = render_diff([f"diff --git {qa} {qb}\n"], qa, qb, start, entry.text, entry.starter_lines,
                         entry.lines, entry.opcodes, 3)
         assert cum == fresh, f"step {step}"
         reused += before

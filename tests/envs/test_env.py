@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import warnings
 
 import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import codegym
-from codegym.edits.parse import render_action
+import codegym  # noqa: F401  (registers the ids)
 from codegym.agents import BaselineAgent, MutantAgent, OracleAgent, ReplayAgent
+from codegym.edits.render import render_action
 from codegym.envs import ENV_IDS
 from codegym.rollout.runner import run_episode
-from codegym.tasks.suite import list_suites, load_suite
+from codegym.tasks.suite import list_suites
 
 EXAMPLES = "examples"
 
@@ -43,7 +42,8 @@ def test_check_env_passes_for_every_registered_id(env_id):
 
 
 def test_make_with_module_prefix_in_fresh_interpreter():
-    import subprocess, sys
+    import subprocess
+    import sys
     code = ("import gymnasium as gym; env = gym.make('codegym:codegym/Suite-v0', suite='examples'); "
             "obs, info = env.reset(seed=1); print(info['task_id'])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -24,7 +24,8 @@ import codegym
 from codegym.cli.eval import main as eval_main
 from codegym.evaluation.config import ConfigError, load_config
 from codegym.evaluation.report import build_results
-from codegym.evaluation.runner import EvalError, ResultStore, run_eval
+from codegym.evaluation.runner import run_eval
+from codegym.evaluation.store import EvalError, ResultStore
 
 REPO = Path(codegym.__file__).resolve().parent.parent
 
@@ -265,8 +266,8 @@ def test_secrets_in_agent_options_are_not_written(tmp_path):
                                                        "api_key: sk-SECRET-123}}\n"))
     c = load_config(cfg)
     assert "sk-SECRET-123" not in json.dumps(c.result_dict())
-    from codegym.evaluation.runner import prepare_out_dir
     from codegym.evaluation.config import redact_text
+    from codegym.evaluation.manifest import prepare_out_dir
     prepare_out_dir(c, tmp_path / "out", redact_text(cfg.read_text()))
     for f in (tmp_path / "out").iterdir():
         assert "sk-SECRET-123" not in f.read_text(), f
@@ -346,8 +347,6 @@ def test_commands_plug_into_the_codegym_cli(tmp_path, uninterrupted, monkeypatch
     import shutil
 
     import codegym.cli.main as cli
-    if "codegym.cli.eval" not in cli.COMMAND_MODULES:
-        monkeypatch.setattr(cli, "COMMAND_MODULES", [*cli.COMMAND_MODULES, "codegym.cli.eval"])
     out = tmp_path / "copy"
     shutil.copytree(uninterrupted, out)
     assert cli.main(["report", str(out)]) == 0

@@ -8,8 +8,15 @@ from math import comb
 
 import pytest
 
-from codegym.evaluation.metrics import (bootstrap_ci, compute_metrics, head_to_head, pass_at_k,
-                                        pass_at_k_many, ranking, turn_stats)
+from codegym.evaluation.metrics import (
+    bootstrap_ci,
+    compute_metrics,
+    head_to_head,
+    pass_at_k,
+    pass_at_k_many,
+    ranking,
+    turn_stats,
+)
 
 
 def test_pass_at_k_matches_the_closed_form():

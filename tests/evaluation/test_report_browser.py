@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from codegym.evaluation.report import _no_external, render_html, REPORT_FILE
+from codegym.evaluation.report import REPORT_FILE, _no_external, render_html
 from codegym.evaluation.runner import run_eval
 
 CONFIG = """\

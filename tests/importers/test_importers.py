@@ -24,15 +24,15 @@ import pytest
 import yaml
 
 import codegym  # noqa: F401 -- registers the env ids
-from codegym.judge import harness
-from codegym.edits.parse import render_action
+from codegym.edits.render import render_action
 from codegym.importers import common
-from codegym.importers.common import (flow_text, judge_references, py_literal, read_records, tag_encode,
-                                      task_name, task_yaml, write_suite)
+from codegym.importers.common import read_records, task_name
 from codegym.importers.humaneval import import_humaneval, mbpp_deserialize_inputs
-from codegym.importers.lcb import (decode_private_tests, import_lcb, import_leetcode_contest, lcb_task,
-                                   load_lcb)
-from codegym.judge.run import judge
+from codegym.importers.lcb import decode_private_tests, import_lcb, import_leetcode_contest, lcb_task, load_lcb
+from codegym.importers.references import judge_references
+from codegym.importers.values import py_literal, tag_encode
+from codegym.importers.yamlout import flow_text, task_yaml, write_suite
+from codegym.judge import judge, protocol
 from codegym.sandbox import make_sandbox
 from codegym.tasks.suite import load_suite
 
@@ -98,10 +98,10 @@ def test_value_encodings_round_trip():
     values = [(1, (2, 3)), {1: "a", (2, 3): {4}}, frozenset({"x", "y"}), b"\x00\xff", complex(1, -2),
               [math.inf, -math.inf], 1 << 200, {"": set()}, [(), (1,)]]
     for v in values:
-        assert harness.decode_value(tag_encode(v)) == v
+        assert protocol.decode_value(tag_encode(v)) == v
         back = eval(py_literal(v), {"__builtins__": __builtins__})  # noqa: S307 -- our own literal
         assert back == v and type(back) is type(v)
-    nan = harness.decode_value(tag_encode(math.nan))
+    nan = protocol.decode_value(tag_encode(math.nan))
     assert math.isnan(nan)
     # sets are written in a stable order (content hashes must not depend on PYTHONHASHSEED)
     assert py_literal({"b", "a", "c"}) == "{'a', 'b', 'c'}"
@@ -168,19 +168,23 @@ def test_evalplus_time_rule_floats_and_sandboxed_reference(tmp_path):
     # a candidate over its (4x reference) limit times out; the reference is accepted
     res = dict(judge_references(suite, sandbox=sb))
     assert all(r.verdict == "accepted" for r in res.values()), res
-    too_slow = slow.starter["main.py"] + "    s = 0\n    for i in range(n * 40):\n        s += i % 7\n    return n * (n - 1) // 2\n"
+    too_slow = slow.starter["main.py"] + ("    s = 0\n    for i in range(n * 40):\n        s += i % 7\n"
+                                          "    return n * (n - 1) // 2\n")
     assert judge(slow, {"main.py": too_slow}, sandbox=sb).verdict == "timeout"
 
 
 def test_special_oracle_and_non_json_inputs_become_script_tasks(tmp_path):
     sb = make_sandbox()
-    poly = ('import math\n\ndef poly(xs: list, x: float):\n    return sum([c * math.pow(x, i) for i, c in enumerate(xs)])\n\n'
+    poly = ('import math\n\ndef poly(xs: list, x: float):\n'
+            '    return sum([c * math.pow(x, i) for i, c in enumerate(xs)])\n\n'
             'def find_zero(xs: list):\n    """a zero of the polynomial"""\n')
-    newton = ("    x = 0.0\n    for _ in range(200):\n        fx = poly(xs, x)\n        d = sum(i * c * math.pow(x, i - 1) "
+    newton = ("    x = 0.0\n    for _ in range(200):\n        fx = poly(xs, x)\n"
+              "        d = sum(i * c * math.pow(x, i - 1) "
               "for i, c in enumerate(xs) if i)\n        if abs(fx) < 1e-9 or d == 0:\n            break\n"
               "        x -= fx / d\n    return x\n")
     recs = [_rec("HumanEval/32", poly, newton, "find_zero", [[[1, 2]], [[-6, 11, -6, 1]]], [[[2, -3, 1]]], atol=1e-4),
-            _rec("Mbpp/2", '"""shared elements"""\n', "def similar_elements(a, b):\n    return tuple(set(a) & set(b))\n",
+            _rec("Mbpp/2", '"""shared elements"""\n',
+                 "def similar_elements(a, b):\n    return tuple(set(a) & set(b))\n",
                  "similar_elements", [[[3, 4, 5, 6], [5, 7, 4, 10]]], [[[1, 2], [2, 1]]])]
     rep = import_humaneval(_evalplus_file(tmp_path, recs), tmp_path / "out", sandbox=sb)
     assert len(rep.written) == 2
@@ -289,8 +293,6 @@ def test_mbpp_plus_sample_with_special_oracles_and_tuple_inputs(tmp_path):
 def test_cli_import_and_suite_env(tmp_path, monkeypatch, capsys):
     src = need(HUMANEVAL_PLUS)
     from codegym.cli import main as cli
-    if "codegym.cli.imports" not in cli.COMMAND_MODULES:   # until cli.py lists it
-        monkeypatch.setattr(cli, "COMMAND_MODULES", list(cli.COMMAND_MODULES) + ["codegym.cli.imports"])
     out = tmp_path / "hep"
     rc = cli.main(["import", "humaneval", str(src), "--out", str(out), "--max-plus", "3",
                    "--ids", "HumanEval/0", "HumanEval/2"])

@@ -18,15 +18,13 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-
 from _tokenizer import hf_code_tokenizer
 
 import codegym  # noqa: F401
 from codegym import load_suite
 from codegym.integrations import verl as cv
 from codegym.integrations.agent import ChatTokens
-from codegym.rollout.export import (NotPrefixPreserving, flatten_trajectory, read_export,
-                                    write_export)
+from codegym.rollout.export import NotPrefixPreserving, flatten_trajectory, read_export, write_export
 
 TASK = "examples/bracket-depth"
 # passes some hidden tests of TASK: ignores bracket types and unbalanced text
@@ -350,9 +348,7 @@ def _torch_or_skip():
 def test_trl_rollout_func_shapes_masks_and_logprobs():
     _torch_or_skip()
     import torch
-    from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    from codegym.integrations.trl import CodegymRollout, codegym_reward, hf_generate
 
     tok = hf_code_tokenizer()
     threads = torch.get_num_threads()

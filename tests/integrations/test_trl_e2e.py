@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from _tokenizer import hf_code_tokenizer
 
 TASKS = ["examples/bracket-depth", "examples/run-length", "perfcode/py-range-count", "perfcode/py-text-editor"]

@@ -15,9 +15,19 @@ import pytest
 
 from codegym import load_suite, load_task
 from codegym.cli import main as cli
-from codegym.tasks.runtimes import (CALIBRATION_KEY, SIDECAR, SolutionRuntime, TaskRuntimes,
-                              load_runtimes, percentile_rank, perf_runtimes, read_sidecar,
-                              runtimes_problem, thresholds, update_sidecar)
+from codegym.tasks.runtimes import (
+    CALIBRATION_KEY,
+    SIDECAR,
+    SolutionRuntime,
+    TaskRuntimes,
+    load_runtimes,
+    percentile_rank,
+    perf_runtimes,
+    read_sidecar,
+    runtimes_problem,
+    thresholds,
+    update_sidecar,
+)
 
 FAST = "n = int(input())\nprint(n * (n - 1) // 2)\n"
 # ~0.1-0.3 s of CPU: far slower than FAST, far below the time limit
@@ -65,7 +75,6 @@ def _suite(root: Path, name: str = "tiny", slow: str = SLOW) -> Path:
 
 
 def _run(monkeypatch, *argv: str) -> int:
-    monkeypatch.setattr(cli, "TASKS_COMMAND_MODULES", ["codegym.judge.calibrate"])
     return cli.main(["tasks", "calibrate", *argv])
 
 

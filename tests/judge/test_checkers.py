@@ -7,9 +7,21 @@ import math
 
 import pytest
 
-from codegym.judge.checkers import (CHECKER_VERSION, ExactChecker, FloatChecker, LinesChecker,
-                              LinesUnorderedChecker, ProgramChecker, Repr, SetsChecker, TokensChecker,
-                              ValueChecker, make_checker, make_value_checker, parse_number)
+from codegym.judge.checkers import (
+    CHECKER_VERSION,
+    ExactChecker,
+    FloatChecker,
+    LinesChecker,
+    LinesUnorderedChecker,
+    ProgramChecker,
+    Repr,
+    SetsChecker,
+    TokensChecker,
+    ValueChecker,
+    make_checker,
+    make_value_checker,
+    parse_number,
+)
 from codegym.sandbox.types import ExecResult
 
 

@@ -9,7 +9,8 @@ import textwrap
 
 import pytest
 
-from codegym.judge import harness
+from codegym.judge.logs.junit import parse_test_report
+from codegym.judge.protocol import analyse_test_code, implicit_modules
 from codegym.tasks.schema import Task
 
 judge_mod = pytest.importorskip("codegym.judge.run")
@@ -381,7 +382,8 @@ FORGERIES = {
                         "def add(a, b):\n    return 0\n"),
     "eq_object": ("class X:\n    def __eq__(s, o): return True\n    def __ne__(s, o): return False\n"
                   "    __hash__ = object.__hash__\ndef add(a, b):\n    return X()\n"),
-    "int_subclass": "class L(int):\n    def __eq__(s, o): return True\n    __hash__ = int.__hash__\ndef add(a, b):\n    return L(0)\n",
+    "int_subclass": ("class L(int):\n    def __eq__(s, o): return True\n    __hash__ = int.__hash__\n"
+                     "def add(a, b):\n    return L(0)\n"),
     "patch_isclose": "import math\nmath.isclose = lambda *a, **k: True\ndef add(a, b):\n    return 0.0\n",
     "patch_in_call": "import math\ndef add(a, b):\n    math.isclose = lambda *a, **k: True\n    return 0.0\n",
     "frame_walk_traceback": textwrap.dedent("""
@@ -407,7 +409,8 @@ FORGERIES = {
     "reread_stdin": ("import os\ntry:\n    os.lseek(0, 0, 0)\nexcept OSError:\n    pass\n"
                      "data = os.read(0, 4096)\nif data:\n    print(data.split()[0].decode(), 'PASS')\n    os._exit(0)\n"
                      "def add(a, b):\n    return 0\n"),
-    "guess_marker_format": "import sys\nfor n in ('', '0' * 32, 'x' * 32):\n    print(n + ' PASS')\nsys.stdout.flush()\ndef add(a, b):\n    return 0\n",
+    "guess_marker_format": ("import sys\nfor n in ('', '0' * 32, 'x' * 32):\n    print(n + ' PASS')\n"
+                            "sys.stdout.flush()\ndef add(a, b):\n    return 0\n"),
     "ctypes": "import ctypes\nctypes.string_at(id(1), 8)\n",
     "settrace": "import sys\nsys.settrace(lambda *a: None)\n",
     "cprofile": "import cProfile\ncProfile.Profile().enable()\n",
@@ -421,8 +424,10 @@ FORGERIES = {
                     r, w, True, False, -1, None, None, None, -1, None, False)
     """),
     "fork": "import os\nif os.fork() == 0:\n    os._exit(0)\n",
-    "raise_pass_event": "import sys\nsys.audit('codegym.pass')\nsys.audit('codegym.register')\ndef add(a, b):\n    return a + b\n",
-    "signal_handler_frames": "import signal\nsignal.signal(signal.SIGALRM, lambda s, f: print(f.f_back.f_locals))\nsignal.alarm(1)\n",
+    "raise_pass_event": ("import sys\nsys.audit('codegym.pass')\nsys.audit('codegym.register')\n"
+                         "def add(a, b):\n    return a + b\n"),
+    "signal_handler_frames": ("import signal\nsignal.signal(signal.SIGALRM, lambda s, f: print(f.f_back.f_locals))\n"
+                              "signal.alarm(1)\n"),
     "atexit_marker": "import atexit\natexit.register(lambda: print('x PASS'))\ndef add(a, b):\n    return 0\n",
     "write_extension": "open('evil.cpython-311-x86_64-linux-gnu.so', 'wb').write(b'\\x7fELF')\n",
     "marshal_code": "import marshal\nmarshal.loads(marshal.dumps(compile('1', 's', 'eval')))\n",
@@ -547,16 +552,16 @@ def test_repo_command_reports(sb):
 
 
 def test_report_parsers():
-    rep = harness.parse_test_report("PASSED a.py::t1\nFAILED a.py::t2 - x\nERROR a.py::t3\n"
+    rep = parse_test_report("PASSED a.py::t1\nFAILED a.py::t2 - x\nERROR a.py::t3\n"
                                     "==== 1 failed, 1 passed, 1 error in 1s ====\n")
     assert rep.statuses == {"a.py::t1": "passed", "a.py::t2": "failed", "a.py::t3": "error"}
     assert rep.counts == {"failed": 1, "passed": 1, "error": 1}
-    rep = harness.parse_test_report("collected 4 items\n\n4 passed in 0.2s\n")
+    rep = parse_test_report("collected 4 items\n\n4 passed in 0.2s\n")
     assert rep.source == "counts" and rep.counts == {"passed": 4}
     xml = ('<testsuite><testcase classname="pkg.test_m.TestA" name="test_b[1]"/>'
            '<testcase classname="pkg.test_m" name="test_c"><skipped/></testcase>'
            '<testcase classname="pkg.test_m" name="test_d"><error/></testcase></testsuite>')
-    rep = harness.parse_test_report("", xml)
+    rep = parse_test_report("", xml)
     assert rep.source == "junit"
     assert rep.status_of("pkg/test_m.py::TestA::test_b[1]") == "passed"
     assert rep.status_of("pkg/test_m.py::test_c") == "skipped"
@@ -571,17 +576,18 @@ def test_sloppy_test_using_an_unimported_module_gets_the_real_one(sb):
     assert judge(task, {"main.py": good}, sandbox=sb).verdict == "accepted"
     assert judge(task, {"main.py": GOOD_ADD}, sandbox=sb).verdict == "accepted"
     # ... and a solution cannot put its own `math` there
-    fake = "class M:\n    def isclose(self, *a, **k):\n        return True\nmath = M()\ndef add(a, b):\n    return 7.0\n"
+    fake = ("class M:\n    def isclose(self, *a, **k):\n        return True\nmath = M()\n"
+            "def add(a, b):\n    return 7.0\n")
     assert judge(task, {"main.py": fake}, sandbox=sb).verdict == "wrong_answer"
 
 
 def test_analyse_test_code():
-    assert harness.analyse_test_code("def check(candidate):\n    assert candidate(1)\n") == (True, [])
-    assert harness.analyse_test_code("def check(c):\n    pass\ncheck(f)\n")[0] is False
-    assert harness.analyse_test_code("def check(c):\n    pass\nif __name__ == '__main__':\n    check(f)\n")[0] is False
-    call, imports = harness.analyse_test_code("import numpy as np\nfrom math import isclose\nassert 1\n")
+    assert analyse_test_code("def check(candidate):\n    assert candidate(1)\n") == (True, [])
+    assert analyse_test_code("def check(c):\n    pass\ncheck(f)\n")[0] is False
+    assert analyse_test_code("def check(c):\n    pass\nif __name__ == '__main__':\n    check(f)\n")[0] is False
+    call, imports = analyse_test_code("import numpy as np\nfrom math import isclose\nassert 1\n")
     assert call is False and imports == ["numpy", "math", "math.isclose"]
-    assert harness.implicit_modules("import re\nassert math.isclose(f(re), 1) and sys.maxsize\n") == ["math", "sys"]
+    assert implicit_modules("import re\nassert math.isclose(f(re), 1) and sys.maxsize\n") == ["math", "sys"]
 
 
 # --------------------------------------------------------------------------- timing & examples
@@ -609,7 +615,7 @@ def _timed_task():
 
 
 def test_perf_runs_launch_as_the_judge_and_check_every_output(sb):
-    from codegym.judge.run import perf_runs
+    from codegym.judge.perf import perf_runs
     task = _timed_task()
     good = perf_runs(task, {"main.py": SUM_OK}, sb)
     # Python programs travel as the judge's extra files behind the launcher: the build is
@@ -629,7 +635,7 @@ def test_perf_runs_launch_as_the_judge_and_check_every_output(sb):
 
 
 def test_perf_runs_of_a_function_task_check_the_values(sb):
-    from codegym.judge.run import perf_runs
+    from codegym.judge.perf import perf_runs
     task = fn_task([{"args": [1, 2], "expected": 3}, {"args": [40, 2], "expected": 42}])
     for src, want in (("def add(a, b):\n    return a + b\n", None),
                       ("def add(a, b):\n    return a + b if a < 10 else 0\n", ("wrong_answer", 1)),
@@ -644,7 +650,7 @@ def test_perf_runs_of_a_function_task_check_the_values(sb):
 def test_a_timed_run_that_answers_wrongly_fails_the_judge(sb, monkeypatch):
     """judge(timing=True): a wrong output in a timed run fails its case as a judged run would
     (forced here: a deterministic program cannot tell its timed runs from its judged ones)."""
-    from codegym.judge import run as judge_mod
+    from codegym.judge import perf as judge_mod
     real = judge_mod.perf_runs
     calls = []
 
@@ -679,7 +685,7 @@ def test_example_tasks_reference_accepted(sb, name, tmp_path, monkeypatch):
     task = load_task(path)
     rep = judge(task, task.solution("reference").files, sandbox=sb, split="all")
     assert rep.verdict == "accepted", rep.message
-    for sol_name, sol in task.solutions.items():
+    for sol in task.solutions.values():
         if sol.expect != "accepted":
             assert judge(task, sol.files, sandbox=sb, split="all").verdict == sol.expect
     starter = judge(task, task.starter_files(), sandbox=sb, split="hidden", early_exit=True)
@@ -690,7 +696,8 @@ def test_script_javascript(sb):
     from codegym.sandbox import get_language
     if not get_language("javascript").available():
         pytest.skip("node is not installed")
-    tests = ["const assert = require('assert');\nassert.strictEqual(add(1, 2), 3);\nassert.strictEqual(add(2, 2), 4);\n"]
+    tests = ["const assert = require('assert');\nassert.strictEqual(add(1, 2), 3);\n"
+             "assert.strictEqual(add(2, 2), 4);\n"]
     task = Task(id="t/js", statement="s", kind="script", language="javascript", entry_point="add",
                 tests={"hidden": [{"code": c} for c in tests]}, limits={"time_s": 2, "memory_mb": 256})
     assert judge(task, {"main.js": "function add(a, b) { return a + b; }\n"}, sandbox=sb).verdict == "accepted"

@@ -15,11 +15,12 @@ import gymnasium as gym
 import pytest
 
 import codegym  # noqa: F401 -- registers the env ids
-from codegym.judge import harness
-from codegym.edits.parse import render_action
-from codegym.importers.multiple import (import_multiple, julia_test_failures, julia_test_report)
-from codegym.judge.syntax import SyntaxIssue, precheck, syntax_check, toolchain_missing
+from codegym.edits.render import render_action
+from codegym.importers.multiple import import_multiple
+from codegym.judge.logs.julia import julia_test_failures, julia_test_report
+from codegym.judge.protocol import script_program
 from codegym.judge.run import judge
+from codegym.judge.syntax import SyntaxIssue, precheck, syntax_check, toolchain_missing
 from codegym.sandbox import get_language
 from codegym.tasks.suite import check_suite, load_suite
 
@@ -39,7 +40,7 @@ def _judge_has_precheck() -> bool:
 
 
 def _program(starter: str, code: str) -> str:
-    return harness.script_program("julia", starter + TRIVIAL_COMPLETION, code)
+    return script_program("julia", starter + TRIVIAL_COMPLETION, code)
 
 
 # --------------------------------------------------------------------------- MultiPL-E
@@ -209,7 +210,7 @@ def test_original_julia_references_pass_the_syntax_stage():
         assert ref.startswith(t.starter["main.jl"]), t.id       # prompt + completion
         for split in ("public", "hidden"):
             for case in t.cases(split):
-                prog = harness.script_program("julia", ref, case.code)
+                prog = script_program("julia", ref, case.code)
                 assert syntax_check("julia", {"main.jl": prog}) == [], (t.id, split)
         # the bare prompt is an unfinished function: the syntax stage says so
         issues = syntax_check("julia", {"main.jl": t.starter["main.jl"]})

@@ -60,7 +60,7 @@ def test_dr_grpo_and_rloo():
 
 def test_reinforce_pp_and_baseline_variant():
     # mean 2.5, population std sqrt(1.25) = 1.118034
-    np.testing.assert_allclose(reinforce_pp([1.0, 2.0, 3.0, 4.0]), [-1.341640, -0.447214, 0.447214, 1.341640], rtol=1e-5)
+    np.testing.assert_allclose(reinforce_pp([1.0, 2.0, 3.0, 4.0]), [-1.341640, -0.447214, 0.447214, 1.341640], rtol=1e-5)  # noqa: E501
     np.testing.assert_array_equal(reinforce_pp([5.0]), [0.0])
     np.testing.assert_allclose(reinforce_pp([3.0, 3.0]), [0.0, 0.0])
     # group means: a=2 -> [-1, 1]; b=12 -> [-2, 2]; c alone -> 0 and excluded from stats.
@@ -156,8 +156,8 @@ def test_diff_anchor_exact_grouping_singletons_never_anchor():
     a = res.anchors[0]
     # GS(Lbar=4, n=3) = 0.087035 ; returns [1, 0, 1], mean 2/3 -> [1/3, -2/3, 1/3]
     assert a.gs == pytest.approx(0.087035, rel=1e-5)
-    assert [(o.traj, o.advantage) for o in a.members] == [(0, pytest.approx(1 / 3)), (1, pytest.approx(-2 / 3)), (2, pytest.approx(1 / 3))]
-    assert res.unit_advantages() == {(0, 0, 0): pytest.approx(1 / 3), (1, 0, 0): pytest.approx(-2 / 3), (2, 0, 0): pytest.approx(1 / 3)}
+    assert [(o.traj, o.advantage) for o in a.members] == [(0, pytest.approx(1 / 3)), (1, pytest.approx(-2 / 3)), (2, pytest.approx(1 / 3))]  # noqa: E501
+    assert res.unit_advantages() == {(0, 0, 0): pytest.approx(1 / 3), (1, 0, 0): pytest.approx(-2 / 3), (2, 0, 0): pytest.approx(1 / 3)}  # noqa: E501
     y = res.of_step(3, 0)[0]
     assert y.anchor is None and y.advantage == 0.0
     # Anchors never cross groups: move trajectory 2 to another group -> X has n=2.

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import codegym  # noqa: F401  (registers the ids)
-from codegym.edits.parse import render_action
 from codegym.agents import OracleAgent
+from codegym.core.spaces import CodeText
+from codegym.edits.render import render_action
 from codegym.rollout import EnvPool
 from codegym.rollout.pool import EnvPoolError
-from codegym.core.spaces import CodeText
 
 
 class GateEnv(gym.Env):

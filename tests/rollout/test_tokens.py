@@ -101,7 +101,7 @@ def test_mismatch_raises_clear_error():
 
 
 def test_char_index_of_bytes_invalid_sequences_match_replace():
-    data = "a你".encode() + b"\xff\xfe" + "b".encode() + "🚀".encode()[:2]
+    data = "a你".encode() + b"\xff\xfe" + b"b" + "🚀".encode()[:2]
     text, owner = char_index_of_bytes(data)
     assert text == data.decode("utf-8", errors="replace")
     assert len(owner) == len(data)
@@ -173,7 +173,7 @@ def test_hf_wrapper_and_callable_agree():
         pytest.skip(f"transformers not importable: {exc}")
     assert token_char_offsets(ids, hf, text) == ref
     assert token_char_offsets(ids, lambda i: hf.decode(i), text) == ref
-    assert token_char_offsets([hf.bos_token_id] + ids + [hf.eos_token_id], hf, text) == [(0, 0)] + ref + [(len(text), len(text))]
+    assert token_char_offsets([hf.bos_token_id] + ids + [hf.eos_token_id], hf, text) == [(0, 0)] + ref + [(len(text), len(text))]  # noqa: E501
 
 
 def test_non_byte_level_callable_uses_prefix_path():

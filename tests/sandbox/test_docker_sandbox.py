@@ -296,8 +296,8 @@ def test_a_repository_task_runs_in_the_image_its_dockerfile_builds(dsb, client) 
     """`repo.dockerfile`: the docker backend builds the task's image once (no network, no
     pull) and the judge runs the task's tests in containers of that image."""
     from codegym import load_suite
-    from codegym.tasks import repo as swe
     from codegym.judge.run import judge
+    from codegym.tasks import repo as swe
 
     base = load_suite("swe").get("swe/centsplit-lost-cent")
     dockerfile = "FROM codegym/python:3.11\nRUN echo codegym > /opt/codegym-task-image\n"

@@ -578,7 +578,8 @@ def run_checks(c: Ctx, procs_before: dict[int, str], fds_before: int) -> None:
             break
         time.sleep(0.05)
     if grew and new:
-        c.failures.append(f"new processes under the test process: {sorted(new)} (before {len(procs_before)}, after {len(now)})")
+        c.failures.append(f"new processes under the test process: {sorted(new)} "
+                          f"(before {len(procs_before)}, after {len(now)})")
     if zombies:
         c.failures.append(f"unreaped zombies under the test process: {sorted(zombies)}")
     if fd_count() > fds_before:

@@ -4,7 +4,7 @@ Each task is judged (hidden split, no timing) twice: with its reference solution
 and with a mutant of it (`codegym.agents.MutantAgent`: an extra output line, a
 crash, or a syntax error, rotating over the tasks; SWE tasks: the untouched
 repository). The local backend's reports are the baseline; the ray backend
-(whole judges on actors, `RaySandbox.judge_remote`) and the docker backend (its warm
+(whole judges on actors, `RaySandbox.remote_call(judge, ...)`) and the docker backend (its warm
 pool; repository tasks in their own `DockerSandbox.for_task` scope) must give identical verdicts,
 pass counts, totals and per-case statuses.
 
@@ -21,11 +21,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from codegym import load_suite
-from codegym.tasks import repo as swe
 from codegym.agents import MutantAgent
 from codegym.agents.base import task_language_files
 from codegym.judge.run import judge
 from codegym.sandbox import get_language, make_sandbox
+from codegym.tasks import repo as swe
 
 SUITES = ["examples", "perfcode", "dmcoptim", "lcb", "swe", "multiple_julia"]
 MUTATIONS = ("output", "crash", "syntax")
@@ -113,7 +113,7 @@ def test_ray_parity(items, local_reports):
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     sb = make_sandbox("ray", num_actors=2, actor_options={"num_cpus": 1})
     try:
-        futures = [sb.judge_async(it[1], it[3], split="hidden", language=it[2]) for it in items]
+        futures = [sb.remote_async(judge, it[1], it[3], split="hidden", language=it[2]) for it in items]
         got = {it[0]: _key(f.result(timeout=600)) for it, f in zip(items, futures)}
         assert sb.stats["gave_up"] == 0
     finally:

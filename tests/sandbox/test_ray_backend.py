@@ -1,11 +1,11 @@
 """Tests of the Ray backend (codegym.sandbox.ray) and Ray rollouts (codegym.rollout.ray_collect)
 on a real local Ray cluster (``ray.init(num_cpus=2)``, started once for the module).
 
-Covers: execution parity with the local backend, judge_remote parity, builds and tasks
-sent once per worker, a hung program bounded by the limits, back-pressure (in-flight bound
-seen from the driver and from the actors), a worker SIGKILLed during a judge (result still
-correct, exactly once), and episodes on Ray (parity with local collection, a worker killed
-mid-collection).
+Covers: execution parity with the local backend, remote judge parity
+(`RaySandbox.remote_call(judge, ...)`), builds and tasks sent once per worker, a hung
+program bounded by the limits, back-pressure (in-flight bound seen from the driver and
+from the actors), a worker SIGKILLed during a judge (result still correct, exactly once),
+and episodes on Ray (parity with local collection, a worker killed mid-collection).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import time
 import pytest
 
 from codegym import load_suite, load_task
-from codegym.judge.run import judge
 from codegym.core.limits import Limits
+from codegym.judge.run import judge
 from codegym.sandbox import make_sandbox
 
 try:
@@ -98,6 +98,7 @@ def test_docker_inside_ray_actors(cluster, local):
     """backend="docker": each actor runs a docker sandbox; same results as local."""
     try:
         import docker  # noqa: F401
+
         from codegym.sandbox.docker import DockerUnavailable
     except ImportError as e:
         print(f"docker backend absent: {e}")
@@ -151,13 +152,13 @@ def test_judge_remote_parity(rsb, local):
         wrong = dict(task.starter_files())
         for files in (sol.files, wrong):
             a = judge(task, files, sandbox=local, split="hidden", language=sol.language)
-            b = rsb.judge_remote(task, files, split="hidden", language=sol.language)
+            b = rsb.remote_call(judge, task, files, split="hidden", language=sol.language)
             c = judge(task, files, sandbox=rsb, split="hidden", language=sol.language)
             assert (a.verdict, a.passed, a.total) == (b.verdict, b.passed, b.total), task.id
             assert (a.verdict, a.passed, a.total) == (c.verdict, c.passed, c.total), task.id
             assert [x.status for x in a.cases] == [x.status for x in b.cases] == [x.status for x in c.cases]
         # the task travelled once per actor however many judges it served
-        again = rsb.judge_remote(task, sol.files, split="hidden", language=sol.language)
+        again = rsb.remote_call(judge, task, sol.files, split="hidden", language=sol.language)
         assert again.verdict == "accepted"
     fetches = [s["counts"].get("task_fetches", 0) for s in rsb.worker_stats()]
     assert sum(fetches) <= 2 * len(list(suite))
@@ -200,7 +201,7 @@ def test_worker_killed_mid_judge_is_retried_exactly_once(cluster, tmp_path):
     try:
         pids = sb.worker_pids()
         assert len(set(pids)) == 2
-        fut = sb.judge_async(task, task.solution("reference").files, split="hidden")
+        fut = sb.remote_async(judge, task, task.solution("reference").files, split="hidden")
         victim = None
         deadline = time.monotonic() + 60
         while victim is None and time.monotonic() < deadline:  # find the actor running the judge

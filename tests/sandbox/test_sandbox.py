@@ -17,8 +17,9 @@ import time
 import pytest
 
 from codegym.core.limits import Limits
-from codegym.sandbox import ExecResult, RunRequest, make_sandbox
+from codegym.sandbox import ExecResult, RunRequest, launcher, make_sandbox
 from codegym.sandbox.local import LocalSandbox, bwrap_available
+from codegym.sandbox.requests import imported_modules
 
 MODES = ["bwrap", "rlimits"]
 
@@ -63,7 +64,8 @@ def test_ok_and_stdin_stdout(sb):
 def test_binary_stdin_round_trip(sb):
     data = bytes(range(256)) * 64 + b"\r\n\x00tail"
     src = ("import sys, hashlib\nb = sys.stdin.buffer.read()\n"
-           "print(len(b), hashlib.sha256(b).hexdigest(), flush=True)\nsys.stdout.buffer.write(b[:300].hex().encode())\n")
+           "print(len(b), hashlib.sha256(b).hexdigest(), flush=True)\n"
+           "sys.stdout.buffer.write(b[:300].hex().encode())\n")
     r = py(sb, src, data)
     assert r.status == "ok", r
     first, rest = r.stdout.split("\n", 1)
@@ -224,7 +226,8 @@ def test_open_files_limit(sb):
 
 # --------------------------------------------------------------------------- compiled languages
 
-C_OK = '#include <stdio.h>\nint main(void){int a,b; if(scanf("%d %d",&a,&b)!=2) return 2; printf("%d\\n",a+b); return 0;}\n'
+C_OK = ('#include <stdio.h>\nint main(void){int a,b; if(scanf("%d %d",&a,&b)!=2) return 2; '
+        'printf("%d\\n",a+b); return 0;}\n')
 
 
 def test_c_program(sb):
@@ -339,13 +342,13 @@ def test_random_differs_between_runs(sb):
     assert len(outs) == 3
     # the program's own forks reseed too, as in a fresh interpreter
     b = sb.build("python", {"main.py": "import os, random\nr, w = os.pipe()\npid = os.fork()\n"
-                                       "if pid == 0:\n    os.write(w, repr(random.random()).encode())\n    os._exit(0)\n"
+                                       "if pid == 0:\n    os.write(w, repr(random.random()).encode())\n"
+                                       "    os._exit(0)\n"
                                        "os.waitpid(pid, 0)\nprint(os.read(r, 100).decode() != repr(random.random()))"})
     assert sb.run(b).stdout == "True\n"
 
 
 def test_imported_modules_reads_every_import_of_the_bytecode():
-    from codegym.sandbox.forkserver import imported_modules
     src = ("import os.path\nfrom collections import deque\nimport heapq as h, bisect\n"
            "def f():\n    import fractions\n    from . import sibling\n"
            "class A:\n    def g(self):\n        from typing import List\n"
@@ -527,14 +530,16 @@ def test_program_cannot_change_its_input_or_build(sb):
 # --------------------------------------------------------------------------- run_many
 
 def test_run_many_order_and_results(sb):
-    b = sb.build("python", {"main.py": "import sys, time\nn = int(sys.stdin.read())\ntime.sleep((n % 3) * 0.01)\nprint(n * n)"})
+    b = sb.build("python", {"main.py": "import sys, time\nn = int(sys.stdin.read())\n"
+                                       "time.sleep((n % 3) * 0.01)\nprint(n * n)"})
     reqs = [RunRequest(stdin=str(i)) for i in range(24)]
     res = sb.run_many(b, reqs)
     assert [r.stdout for r in res] == [f"{i * i}\n" for i in range(24)]
 
 
 def test_run_many_stop_and_per_request_limits(sb):
-    b = sb.build("python", {"main.py": "import sys, time\nn = int(sys.stdin.read())\nif n == 3:\n    raise SystemExit(1)\n"
+    b = sb.build("python", {"main.py": "import sys, time\nn = int(sys.stdin.read())\n"
+                                       "if n == 3:\n    raise SystemExit(1)\n"
                                        "time.sleep(0.05)\nprint(n)"})
     seen = []
     res = sb.run_many(b, [RunRequest(stdin=str(i)) for i in range(30)],
@@ -553,11 +558,10 @@ def test_run_many_stop_and_per_request_limits(sb):
 def test_run_many_keeps_each_requests_own_files_argv_and_limits(sb):
     # requests share their parts with others (one request base per distinct argv, extra
     # files and limits): each still runs with its own
-    from codegym.judge import harness
-    b = sb.build("python", {"main.py": harness.LAUNCHER})
-    fa = harness.hidden_files({"main.py": "import sys\nprint('A', sys.argv[1:], input())"})
-    fb = harness.hidden_files({"main.py": "import sys\nprint('B', sys.argv[1:], input())"})
-    slow = harness.hidden_files({"main.py": "import time\ntime.sleep(1)"})
+    b = sb.build("python", {"main.py": launcher.LAUNCHER})
+    fa = launcher.hidden_files({"main.py": "import sys\nprint('A', sys.argv[1:], input())"})
+    fb = launcher.hidden_files({"main.py": "import sys\nprint('B', sys.argv[1:], input())"})
+    slow = launcher.hidden_files({"main.py": "import time\ntime.sleep(1)"})
     reqs = []
     for i in range(12):
         files, argv = (fa, ["main.py"]) if i % 3 else (fb, ["main.py", str(i)])
@@ -776,7 +780,7 @@ if data.startswith('boom'):
         raise ValueError('boom')
     inner()
 sys.exit(int(data) if data.strip().isdigit() else 0)
-"""
+"""  # noqa: E501 -- (a program's text: its line numbers are part of the test)
 
 
 @pytest.mark.parametrize("stdin", ["", "7", "boom"])
@@ -784,9 +788,8 @@ def test_launched_program_runs_as_under_the_real_launcher(sb, stdin):
     """The server runs the launcher's hidden program itself, its code compiled once
     (`_launched_program`); what the program sees and reports is what the launcher,
     run by a fresh interpreter (the exec path under a wrapper), gives it."""
-    from codegym.judge import harness
-    b = sb.build("python", {"main.py": harness.LAUNCHER})
-    extra = harness.hidden_files({"main.py": LAUNCHED_PROBE, "helper.py": "X = 41 + 1\n"})
+    b = sb.build("python", {"main.py": launcher.LAUNCHER})
+    extra = launcher.hidden_files({"main.py": LAUNCHED_PROBE, "helper.py": "X = 41 + 1\n"})
     runs = [sb.run(b, stdin=stdin, argv=["main.py", "a", "b"], extra_files=extra) for _ in range(2)]
     ref = sb.run(b, stdin=stdin, argv=["main.py", "a", "b"], extra_files=extra, wrapper=["env"])
     for r in runs:
@@ -803,18 +806,17 @@ def test_launched_program_runs_as_under_the_real_launcher(sb, stdin):
 
 
 def test_launched_program_code_follows_its_content(sb):
-    from codegym.judge import harness
-    b = sb.build("python", {"main.py": harness.LAUNCHER})
+    b = sb.build("python", {"main.py": launcher.LAUNCHER})
     # run by the server itself, not through the launcher's frame
-    r = sb.run(b, argv=["main.py"], extra_files=harness.hidden_files(
+    r = sb.run(b, argv=["main.py"], extra_files=launcher.hidden_files(
         {"main.py": "import sys\nprint(sys._getframe().f_back.f_code.co_name)"}))
     assert r.stdout == "run_python_main\n", r
-    outs = [sb.run(b, argv=["main.py"], extra_files=harness.hidden_files({"main.py": f"print({v})"})).stdout
+    outs = [sb.run(b, argv=["main.py"], extra_files=launcher.hidden_files({"main.py": f"print({v})"})).stdout
             for v in (1, 2, 1)]
     assert outs == ["1\n", "2\n", "1\n"]
-    r = sb.run(b, argv=["main.py"], extra_files=harness.hidden_files({"main.py": "print(1"}))
+    r = sb.run(b, argv=["main.py"], extra_files=launcher.hidden_files({"main.py": "print(1"}))
     assert r.status == "runtime_error" and r.exit_code == 1 and "SyntaxError" in r.stderr, r
-    r = sb.run(b, argv=["missing.py"], extra_files=harness.hidden_files({"main.py": "print(1)"}))
+    r = sb.run(b, argv=["missing.py"], extra_files=launcher.hidden_files({"main.py": "print(1)"}))
     assert r.status == "runtime_error" and "missing.py" in r.stderr, r
 
 
@@ -822,7 +824,8 @@ def test_python_main_module_and_path_are_fresh_every_run(sb):
     # the server prepares __main__ and sys.path before forking (the same objects every
     # run): what a program does to them stays in its own process
     src = ("import sys, __main__\n"
-           "print(getattr(__main__, 'mark', None), sys.path.count('/added'), sys.path[0] == __import__('os').getcwd())\n"
+           "print(getattr(__main__, 'mark', None), sys.path.count('/added'),"
+           " sys.path[0] == __import__('os').getcwd())\n"
            "mark = 1\n__main__.__dict__['other'] = 2\nsys.path.insert(0, '/added')\nsys.path.append('/added')\n"
            "sys.modules['__main__'] = None\n")
     b = sb.build("python", {"main.py": src})

@@ -1,4 +1,4 @@
-"""Tests of codegym.tasks.schema: loading, validation errors (file:line: path: message), hashes."""
+"""Tests of codegym.tasks (schema, load, checks, files): loading, errors (file:line: path: message), hashes."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import pytest
 
 from codegym import Task, TaskValidationError, load_task
 from codegym.core.limits import Limits
-from codegym.tasks.schema import CheckerSpec, GeneratorSpec, TestCase, format_path
+from codegym.core.yamldoc import format_path
+from codegym.tasks.schema import CheckerSpec, GeneratorSpec, TestCase
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "tasks" / "examples"
@@ -290,7 +291,7 @@ def test_every_error_of_a_file_is_reported(tmp_path):
         f"{f}:14: tests.hidden[2].stdin_file: file not found: data/missing.in",
         f"{f}:16: limits.time_s: must be > 0",
         f"{f}:16: limits.memory: unknown field 'memory' (did you mean 'memory_mb'?)",
-        f"{f}:17: checker.type: expected one of 'exact', 'lines', 'tokens', 'float', 'lines_unordered', 'sets' or 'program'",
+        f"{f}:17: checker.type: expected one of 'exact', 'lines', 'tokens', 'float', 'lines_unordered', 'sets' or 'program'",  # noqa: E501
         f"{f}:18: perf.reference: names a missing solution 'fast'",
         f"{f}:18: perf.metric: expected one of 'cpu', 'wall' or 'instructions'",
         f"{f}:19: metadata.release_date: expected date (YYYY-MM-DD)",

@@ -1,4 +1,4 @@
-"""Tests of codegym.timing.measurement: the statistics on synthetic samples, then real measurements.
+"""Tests of codegym.timing: the statistics on synthetic samples, then real measurements.
 
 Never asserts on absolute times: only on relations (more work is slower,
 significantly), on coverage of intervals over many seeded synthetic draws,
@@ -14,8 +14,10 @@ import shutil
 import numpy as np
 import pytest
 
-from codegym.timing import measurement as T
+import codegym.timing as T
 from codegym.core.limits import Limits
+from codegym.sandbox.types import RunRequest
+from codegym.timing import comparison, metrics
 
 # =========================================================================== synthetic
 
@@ -155,9 +157,9 @@ def test_valgrind_log_parsing_resists_forged_lines():
 
 
 def test_look_schedule_is_bounded():
-    looks = T._look_schedule(8, 30)
+    looks = comparison._look_schedule(8, 30)
     assert looks[0] == 8 and looks[-1] == 30 and looks == sorted(set(looks))
-    assert T._look_schedule(40, 30) == [30]
+    assert comparison._look_schedule(40, 30) == [30]
 
 
 # =========================================================================== real (sandbox)
@@ -304,7 +306,7 @@ def test_instructions_unsupported_for_python(sb):
     with pytest.raises(T.UnsupportedMetricError, match="unsupported"):
         T.measure(sb, b, [""], metric="instructions")
     # JavaScript has a compile step (a syntax check) but is not native code
-    assert not T._native_language("javascript") and T._native_language("c")
+    assert not metrics._native_language("javascript") and metrics._native_language("c")
     with pytest.raises(T.UnsupportedMetricError, match="unknown metric"):
         T.measure(sb, b, [""], metric="cycles")
 
@@ -355,7 +357,7 @@ def test_a_wrong_output_in_a_timed_run_invalidates_the_measurement(sb):
     def verify_b(i, res):
         got_b.append(res.stdout)
         return ("wrong_answer", "no") if len(got_b) == 3 else None
-    c = T.compare(sb, b, b2, ["3"], inputs_b=[T.RunRequest(stdin="3", argv=["x"])], repeats=4, max_pairs=6,
+    c = T.compare(sb, b, b2, ["3"], inputs_b=[RunRequest(stdin="3", argv=["x"])], repeats=4, max_pairs=6,
                   verify_b=verify_b, calibrate=False)
     assert not c.ok and (c.failed, c.failure) == ("b", "wrong_answer")
     assert got_b[0] == "6 ['x']\n"

@@ -20,8 +20,8 @@ import pytest
 
 import codegym  # noqa: F401  (registers the env ids)
 from codegym.agents import MutantAgent, OracleAgent
-from codegym.tasks.suite import load_suite
 from codegym.judge.testgen import materialize
+from codegym.tasks.suite import load_suite
 from codegym.wrappers import StagedReward
 
 SUITES = ("examples", "perfcode", "dmcoptim", "lcb")

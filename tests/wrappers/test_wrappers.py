@@ -19,13 +19,25 @@ import pytest
 import codegym  # noqa: F401  (registers the ids)
 from codegym import load_task
 from codegym.agents import MutantAgent, OracleAgent
-from codegym.wrappers import (DiffCredit, DiffSizePenalty, FormatPenalty, ProgressShaping, RewardConfigError,
-                              StagedReward, StageValues, TimedReward, apply_reward_wrappers,
-                              load_reward_config, parse_reward_config, staged_reward)
+from codegym.tasks.runtimes import percentile_rank
+from codegym.wrappers import (
+    DiffCredit,
+    DiffSizePenalty,
+    FormatPenalty,
+    ProgressShaping,
+    RewardConfigError,
+    StagedReward,
+    StageValues,
+    TimedReward,
+    apply_reward_wrappers,
+    load_reward_config,
+    parse_reward_config,
+    staged_reward,
+)
 from codegym.wrappers.diff_credit import returns_to_go
+from codegym.wrappers.scoring import speed_score as _speed_score
 from codegym.wrappers.shaping import changed_lines, diff_paths
 from codegym.wrappers.staged import PerfTimes, classify, improvement
-from codegym.wrappers.timed import _speed_score, percentile_rank
 
 # =========================================================================== constructed reports
 
@@ -178,7 +190,7 @@ def test_progress_shaping_telescopes_to_minus_phi0():
     task = env.unwrapped.task
     phi0 = info["potential"]
     ref = task.solution("reference").files[task.main_file]
-    shaped, base, phis = [], [], [phi0]
+    shaped, phis = [], [phi0]
     for action in ["```python\nprint(0)\n```", f"```python\n{ref}```", "submit"]:
         _, r, term, trunc, info = env.step(action)
         shaped.append(r - info["reward_components"].get("pass_fraction", 0.0))
@@ -430,7 +442,8 @@ CHEAT = "import sys\nn = int(sys.stdin.readline())\nprint((n - 1) * n * (2 * n -
 
 @pytest.fixture(scope="module")
 def cheat_task(tmp_path_factory):
-    text = PY_TASK.replace("solutions:\n", "solutions:\n  cheat: {expect: wrong_answer, files: {main.py: {file: cheat.py}}}\n")
+    cheat = "  cheat: {expect: wrong_answer, files: {main.py: {file: cheat.py}}}\n"
+    text = PY_TASK.replace("solutions:\n", "solutions:\n" + cheat)
     return _write_task(tmp_path_factory.mktemp("tasks"), "sumsq-cheat", text, {**PY_FILES, "cheat.py": CHEAT})
 
 

@@ -1,4 +1,4 @@
-"""Tests of codegym.edits.parse: every action format, round trips through
+"""Tests of codegym.edits.parse and codegym.edits.render: every action format, round trips through
 render_action, exact spans, error messages, format restrictions, and hostile
 inputs (which must give feedback, never an exception)."""
 
@@ -14,16 +14,13 @@ from codegym.edits.parse import (
     EDIT_FORMATS,
     FORMATS,
     MAX_ACTION_CHARS,
-    TOOL_SCHEMAS,
+    EditBlock,
     EditSpan,
     ParsedAction,
     apply_changes,
-    format_help,
     parse_action,
-    render_action,
-    tool_schemas,
-    view_file,
 )
+from codegym.edits.render import TOOL_SCHEMAS, format_help, render_action, tool_schemas, view_file
 
 MAIN = "def solve(x):\n    return x\n\n\nprint(solve(3))\n"
 FILES = {
@@ -213,7 +210,8 @@ def test_diff_new_file_delete_rename_and_multiple_files():
 
 
 def test_diff_no_newline_markers():
-    text = "```diff\n--- a/nonl.py\n+++ b/nonl.py\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n```"
+    text = ("```diff\n--- a/nonl.py\n+++ b/nonl.py\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n"
+            "+c\n\\ No newline at end of file\n```")
     assert parse(text).changes == {"nonl.py": "a\nc"}
     # appending after a last line without newline does not glue the lines together
     text = "```diff\n--- a/nonl.py\n+++ b/nonl.py\n@@ -2 +2,2 @@\n b\n+c\n```"
@@ -322,8 +320,10 @@ def test_search_replace_keeps_missing_final_newline():
     '[{"name": "str_replace", "parameters": {"path": "util.py", "old_str": "B = 2", "new_str": "B = 3"}}]',
     '{"tool_calls": [{"type": "function", "function": {"name": "str_replace", "arguments": '
     '{"path": "util.py", "old_str": "B = 2", "new_str": "B = 3"}}}]}',
-    '<tool_call>\n{"name": "str_replace", "arguments": {"path": "util.py", "old_str": "B = 2", "new_str": "B = 3"}}\n</tool_call>',
-    'Let me fix it.\n```json\n{"name": "str_replace", "arguments": {"path": "util.py", "old_str": "B = 2", "new_str": "B = 3"}}\n```',
+    '<tool_call>\n{"name": "str_replace", "arguments": {"path": "util.py", "old_str": "B = 2", "new_str": "B = 3"}}'
+    '\n</tool_call>',
+    'Let me fix it.\n```json\n{"name": "str_replace", "arguments": {"path": "util.py", "old_str": "B = 2", '
+    '"new_str": "B = 3"}}\n```',
 ])
 def test_tool_call_shapes(text):
     r = parse(text)
@@ -354,7 +354,8 @@ def test_tools_write_insert_view_run_submit():
 @pytest.mark.parametrize("call,msg", [
     ({"name": "delete_everything", "arguments": {}}, "unknown tool 'delete_everything'"),
     ({"name": "str_replace", "arguments": {"path": "util.py", "old_str": "B = 2"}}, "missing argument 'new_str'"),
-    ({"name": "str_replace", "arguments": {"file": "util.py", "old_str": "B", "new_str": "C"}}, "unknown argument 'file'"),
+    ({"name": "str_replace", "arguments": {"file": "util.py", "old_str": "B", "new_str": "C"}},
+     "unknown argument 'file'"),
     ({"name": "str_replace", "arguments": {"path": "util.py", "old_str": "A = 1", "new_str": "x"}}, "occurs 2 times"),
     ({"name": "str_replace", "arguments": {"path": "util.py", "old_str": "Q = 1", "new_str": "x"}}, "not found"),
     ({"name": "str_replace", "arguments": {"path": "nope.py", "old_str": "Q", "new_str": "x"}}, "does not exist"),
@@ -475,7 +476,7 @@ def test_round_trip_each_format(fmt):
     assert r.changes == ROUND_CHANGES
     assert r.formats_used == [fmt]
     # every character the edits wrote that appears verbatim is covered by a span
-    for path, content in ROUND_CHANGES.items():
+    for path in ROUND_CHANGES:
         assert covered(text, r, path)
     text = render_action(ROUND_CHANGES, fmt, ROUND_FILES, "main.py", submit=True)
     assert parse(text, ROUND_FILES).submit
@@ -605,7 +606,8 @@ def test_spans_json_escapes_and_nested_argument_string():
     args = json.dumps({"path": "w.py", "content": content})
     for text in (json.dumps({"name": "write_file", "arguments": {"path": "w.py", "content": content}}),
                  json.dumps({"type": "function", "function": {"name": "write_file", "arguments": args}}),
-                 json.dumps({"name": "write_file", "arguments": {"path": "w.py", "content": content}}, ensure_ascii=False)):
+                 json.dumps({"name": "write_file", "arguments": {"path": "w.py", "content": content}},
+                            ensure_ascii=False)):
         r = parse(text)
         assert r.changes == {"w.py": content}
         assert r.edit_spans
@@ -667,7 +669,7 @@ def test_spans_track_later_edits_to_the_same_file():
 def test_spans_feed_codegym_diffs():
     try:
         from codegym.edits import units as diffs
-        diffs.split_units, diffs.EditSpan  # noqa: B018
+        diffs.split_units  # noqa: B018
     except (ImportError, AttributeError) as e:
         pytest.skip(f"codegym.edits.units is not available: {e}")
     files = {"main.py": "def solve(x):\n    return x\n\n\ndef g():\n    return 1\n"}
@@ -675,7 +677,7 @@ def test_spans_feed_codegym_diffs():
     for fmt in EDIT_FORMATS:
         text = render_action(new, fmt, files, "main.py")
         r = parse(text, files)
-        for spans in (r.edit_spans, [diffs.EditSpan(**b.diff_span_kwargs()) for b in r.edit_blocks]):
+        for spans in (r.edit_spans, [EditBlock(**b.diff_span_kwargs()) for b in r.edit_blocks]):
             units = diffs.split_units(files, apply_changes(files, r.changes), action_spans=(text, spans))
             got = sorted(text[u.span[0]:u.span[1]] for u in units if u.span)
             assert len(got) == 2, (fmt, got)
@@ -759,7 +761,8 @@ def test_corrupted_actions_never_raise():
     new = {"main.py": MAIN.replace("return x", "return 2 * x"), "util.py": "A = 1\n", "add.py": "Z = 0\n"}
     bases = [render_action(new, f, FILES, "main.py", submit=True) for f in EDIT_FORMATS]
     bases.append('<tool_call>{"type":"function","function":{"name":"write_file","arguments":'
-                 '"{\\"path\\": \\"w.py\\", \\"content\\": \\"a\\\\nb\\\\u00e9\\\\ud83d\\\\ude00\\\\n\\"}"}}</tool_call>')
+                 '"{\\"path\\": \\"w.py\\", \\"content\\": '
+                 '\\"a\\\\nb\\\\u00e9\\\\ud83d\\\\ude00\\\\n\\"}"}}</tool_call>')
     noise = ["\n", "`", "```", "<<<<<<< SEARCH\n", "=======\n", ">>>>>>> REPLACE\n", "{", "}", '"', "\\",
              "--- a/main.py\n+++ b/main.py\n", "@@ -1 +1 @@\n", "+", "-", " ", "\r\n", "\x00", "\udc80",
              "submit\n", "<tool_call>", "</tool_call>", "path=", "[", "]"]
@@ -820,7 +823,6 @@ def test_edit_span_is_a_record():
 def test_edit_block_span_kwargs_are_its_fields_but_format():
     import dataclasses
 
-    from codegym.edits.parse import EditBlock
     b = EditBlock(path="m.py", start=3, end=9, text_offset_map=(1, 2), text="ab", diff=True, format="json")
     want = dataclasses.asdict(b)
     want.pop("format")
@@ -830,7 +832,7 @@ def test_edit_block_span_kwargs_are_its_fields_but_format():
 def test_line_starts_on_demand_equal_a_full_table():
     import random
 
-    from codegym.edits.parse import _split_lines
+    from codegym.edits.text import lines_and_starts as _split_lines
     rng = random.Random(0)
     for _ in range(3000):
         c = "".join(rng.choice(["a", "bb", "\n", "\n\n", "\r\n", "é"]) for _ in range(rng.randint(0, 10)))

@@ -8,11 +8,11 @@ import re
 
 import pytest
 
+from codegym.edits import textdiff, trees
 from codegym.edits import units as diffs
-from codegym.edits import workspace
+from codegym.edits.records import EditBlock
 from codegym.edits.units import (
     DiffUnit,
-    EditSpan,
     attach_spans,
     line_similarity,
     normalise_lines,
@@ -22,7 +22,7 @@ from codegym.edits.units import (
 
 
 def grammar_or_skip(language: str) -> None:
-    if diffs._parser(language) is None:
+    if trees._parser(language) is None:
         pytest.skip(f"tree-sitter grammar for {language} is not installed")
 
 
@@ -214,7 +214,7 @@ def test_units_cover_exactly_the_diff():
             elif len(lines) > 1:
                 del lines[k]
         new = "\n".join(lines)
-        diff_text = workspace.unified_diff({"r.py": old}, {"r.py": new})
+        diff_text = textdiff.unified_diff({"r.py": old}, {"r.py": new})
         changed = sum(1 for l in diff_text.splitlines()
                       if l[:1] in "+-" and not l.startswith(("+++", "---")))
         new_l, old_l = new.split("\n"), old.split("\n")
@@ -238,7 +238,8 @@ def test_same_edit_at_different_offsets_has_same_signature():
     fix_old = "    if n < 0:\n        return 0\n"
     fix_new = "    if n <= 0:\n        return 0\n"
     a_old = "def solve(n):\n" + fix_old + "    return n\n"
-    b_old = "import os\nimport sys\n\nX = 1\n\n\ndef solve(n):\n    # same function, moved\n" + fix_old + "    return n\n"
+    b_old = ("import os\nimport sys\n\nX = 1\n\n\ndef solve(n):\n    # same function, moved\n"
+             + fix_old + "    return n\n")
     # another trajectory where the same code is nested one level deeper
     c_old = "class S:\n    def solve(self, n):\n" + fix_old.replace("    ", "        ", 1).replace(
         "        return", "            return") + "        return n\n"
@@ -273,14 +274,14 @@ def test_normalisation_and_similarity():
 
 def test_json_round_trip():
     units = units_of("a.py", BODY, BODY.replace("total = 0", "total = 1"),
-                     action_spans=("x", [EditSpan("a.py", 0, 1)]))
+                     action_spans=("x", [EditBlock("a.py", 0, 1)]))
     blob = json.dumps([u.to_dict() for u in units])
     back = [DiffUnit.from_dict(d) for d in json.loads(blob)]
     assert back == units and isinstance(back[0].span, tuple)
 
 
 def test_unified_diff_is_the_workspace_one():
-    assert diffs.unified_diff is workspace.unified_diff
+    assert diffs.unified_diff is textdiff.unified_diff
 
 
 def test_parser_for():
@@ -312,7 +313,7 @@ def test_span_whole_file_block():
     action = f"I'll double it.\n```python\n{NEW}```\n"
     start = action.index("```python\n") + len("```python\n")
     units = split_units({"a.py": OLD}, {"a.py": NEW},
-                        action_spans=(action, [EditSpan("a.py", start, start + len(NEW))]))
+                        action_spans=(action, [EditBlock("a.py", start, start + len(NEW))]))
     assert len(units) == 1
     piece = assert_contains_post(action, units[0])
     assert piece == "    y = x * 2\n    return y"
@@ -327,7 +328,7 @@ def test_span_search_replace_is_placed_by_context():
               "def h(x):\n    return x\n    return x\n>>>>>>> REPLACE\n")
     start = action.index("=======\n") + 8
     end = action.index(">>>>>>> REPLACE")
-    units = split_units({"a.py": OLD}, {"a.py": new}, action_spans=(action, [EditSpan("a.py", start, end)]))
+    units = split_units({"a.py": OLD}, {"a.py": new}, action_spans=(action, [EditBlock("a.py", start, end)]))
     assert len(units) == 1 and units[0].scope == "function:h"
     s, e = units[0].span
     assert start <= s < e <= end
@@ -337,10 +338,12 @@ def test_span_search_replace_is_placed_by_context():
 def test_span_two_search_replace_blocks_same_file():
     new = OLD.replace("def f(x):\n    return x", "def f(x):\n    return x + 1").replace(
         "def h(x):\n    return x", "def h(x):\n    return x - 1")
-    action = ("first\n<<<<<<< SEARCH\ndef f(x):\n    return x\n=======\ndef f(x):\n    return x + 1\n>>>>>>> REPLACE\n"
-              "second\n<<<<<<< SEARCH\ndef h(x):\n    return x\n=======\ndef h(x):\n    return x - 1\n>>>>>>> REPLACE\n")
+    action = ("first\n<<<<<<< SEARCH\ndef f(x):\n    return x\n=======\ndef f(x):\n    return x + 1\n"
+              ">>>>>>> REPLACE\n"
+              "second\n<<<<<<< SEARCH\ndef h(x):\n    return x\n=======\ndef h(x):\n    return x - 1\n"
+              ">>>>>>> REPLACE\n")
     blocks = [m.span(1) for m in re.finditer(r"=======\n(.*?)>>>>>>> REPLACE", action, re.S)]
-    edits = [EditSpan("a.py", s, e) for s, e in blocks]
+    edits = [EditBlock("a.py", s, e) for s, e in blocks]
     units = split_units({"a.py": OLD}, {"a.py": new}, action_spans=(action, edits))
     assert [u.scope for u in units] == ["function:f", "function:h"]
     for u, (s, e) in zip(units, blocks):
@@ -351,11 +354,11 @@ def test_span_two_search_replace_blocks_same_file():
 def test_span_unified_diff_action_multi_hunk():
     old = "".join(f"line {i}\n" for i in range(40))
     new = old.replace("line 3\n", "line three\n").replace("line 30\n", "line thirty\nline 30.5\n")
-    patch = workspace.unified_diff({"t.txt": old}, {"t.txt": new})
+    patch = textdiff.unified_diff({"t.txt": old}, {"t.txt": new})
     action = f"Patch:\n```diff\n{patch}```"
     start = action.index("```diff\n") + 8
     units = split_units({"t.txt": old}, {"t.txt": new},
-                        action_spans=(action, [EditSpan("t.txt", start, action.rindex("```"))]))
+                        action_spans=(action, [EditBlock("t.txt", start, action.rindex("```"))]))
     assert len(units) == 2
     for u in units:
         piece = assert_contains_post(action, u)
@@ -369,16 +372,16 @@ def test_span_deletions():
     new = OLD.replace("\n\ndef h(x):\n    return x\n", "")
     # whole-file edit: a deletion is credited to the edit that caused it
     action = f"```python\n{new}```"
-    edit = EditSpan("a.py", 10, 10 + len(new))
+    edit = EditBlock("a.py", 10, 10 + len(new))
     (u,) = split_units({"a.py": OLD}, {"a.py": new}, action_spans=(action, [edit]))
     assert u.kind == "delete" and u.span == (edit.start, edit.end)
     # diff edit: the span is the removed lines themselves
-    patch = workspace.unified_diff({"a.py": OLD}, {"a.py": new})
+    patch = textdiff.unified_diff({"a.py": OLD}, {"a.py": new})
     (u,) = split_units({"a.py": OLD}, {"a.py": new},
-                       action_spans=(patch, [EditSpan("a.py", 0, len(patch))]))
+                       action_spans=(patch, [EditBlock("a.py", 0, len(patch))]))
     assert patch[u.span[0]:u.span[1]] == "def h(x):\n-    return x"
     # no edit for the path: no span
-    (u,) = split_units({"a.py": OLD}, {"a.py": new}, action_spans=(patch, [EditSpan("b.py", 0, 1)]))
+    (u,) = split_units({"a.py": OLD}, {"a.py": new}, action_spans=(patch, [EditBlock("b.py", 0, 1)]))
     assert u.span is None
 
 
@@ -393,11 +396,11 @@ def test_span_json_tool_call_with_offset_map():
         text.append(json.loads('"' + action[i:i + step] + '"'))
         i += step
     omap.append(i)
-    edit = EditSpan("a.py", lit, i, text_offset_map=omap, text="".join(text))
+    edit = EditBlock("a.py", lit, i, text_offset_map=omap, text="".join(text))
     (u,) = split_units({"a.py": OLD}, {"a.py": NEW}, action_spans=(action, [edit]))
     assert action[u.span[0]:u.span[1]] == "    y = x * 2\\n    return y"
     with pytest.raises(ValueError, match="text_offset_map"):
-        attach_spans([u], action, [EditSpan("a.py", 0, 5, text="abc")])
+        attach_spans([u], action, [EditBlock("a.py", 0, 5, text="abc")])
 
 
 def test_attach_spans_without_files_and_crlf():
@@ -405,11 +408,11 @@ def test_attach_spans_without_files_and_crlf():
     new = "a = 1\r\nb = 3\r\n"
     units = split_units({"w.py": old}, {"w.py": new})
     action = "```\r\n" + new + "```"
-    attach_spans(units, action, [EditSpan("w.py", 5, 5 + len(new))])
+    attach_spans(units, action, [EditBlock("w.py", 5, 5 + len(new))])
     assert action[units[0].span[0]:units[0].span[1]] == "b = 3"
 
 
 def test_edit_spans_outside_text_are_rejected():
     units = units_of("a.py", "x\n", "y\n")
     with pytest.raises(ValueError, match="outside"):
-        attach_spans(units, "short", [EditSpan("a.py", 0, 99)])
+        attach_spans(units, "short", [EditBlock("a.py", 0, 99)])

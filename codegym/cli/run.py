@@ -1,0 +1,114 @@
+"""``codegym run``: play episodes of an environment with agents and print a summary table.
+
+    codegym run codegym/PerfCode-v0 --agent oracle --agent baseline --episodes 10 \\
+        --seed 0 --out rollouts.jsonl
+
+With several ``--agent`` flags every agent plays the same tasks with the same seeds
+(`codegym.rollout.runner.run_episodes`), and the table puts them side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+from rich.console import Console
+from rich.table import Table
+
+from codegym.agents import make_agent
+from codegym.envs.registration import register_envs
+from codegym.rollout.runner import run_episodes
+
+__all__ = ["register", "summary_table"]
+
+
+def summary_table(records: Sequence[dict[str, Any]], title: str = "codegym run") -> Table:
+    """A rich Table: one row per task, agents side by side (verdict, reward, turns, time)."""
+    agents = list(dict.fromkeys(r["agent"] for r in records))
+    tasks = list(dict.fromkeys(r["task_id"] for r in records))
+    table = Table(title=title)
+    table.add_column("task", no_wrap=True)
+    for a in agents:
+        table.add_column(f"{a}\nverdict", no_wrap=True)
+        table.add_column(f"{a}\nreward", justify="right")
+        table.add_column(f"{a}\nturns", justify="right")
+        table.add_column(f"{a}\nperf time", justify="right", no_wrap=True)
+    for t in tasks:
+        row = [t]
+        for a in agents:
+            row += _cells([r for r in records if r["task_id"] == t and r["agent"] == a])
+        table.add_row(*row)
+    return table
+
+
+def _cells(rs: Sequence[dict[str, Any]]) -> list[str]:
+    """Verdicts, mean reward, mean turns and mean perf time of one agent on one task."""
+    if not rs:
+        return ["", "", "", ""]
+    times = [r["timing"]["median"] for r in rs if isinstance(r.get("timing"), dict)
+             and r["timing"].get("median") is not None]
+    return ["/".join(sorted({str(r["verdict"]) for r in rs})),
+            f"{sum(r['final_reward'] for r in rs) / len(rs):.3f}",
+            f"{sum(r['turns'] for r in rs) / len(rs):.1f}",
+            f"{sum(times) / len(times) * 1000:.1f} ms" if times else "-"]
+
+
+def _env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    env_kwargs: dict[str, Any] = {}
+    for kv in args.env_arg or ():
+        k, _, v = kv.partition("=")
+        try:
+            env_kwargs[k] = json.loads(v)
+        except json.JSONDecodeError:
+            env_kwargs[k] = v
+    if args.suite:
+        env_kwargs["suite"] = args.suite
+    if args.timing:
+        env_kwargs["timing"] = True
+    return env_kwargs
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    register_envs()
+    env_kwargs = _env_kwargs(args)
+    agents = [make_agent(spec, seed=args.seed) for spec in (args.agent or ["oracle"])]
+    task_ids = None
+    if args.all_tasks or args.task:
+        if args.task:
+            task_ids = list(args.task)
+        else:
+            probe = gym.make(args.env_id, **env_kwargs)
+            task_ids = [t.id for t in probe.unwrapped.tasks]
+            probe.close()
+        if args.all_tasks:
+            args.episodes = len(task_ids)
+    records = run_episodes(args.env_id, agents, args.episodes, seed=args.seed, out=args.out,
+                           env_kwargs=env_kwargs, progress=not args.quiet, task_ids=task_ids)
+    console = Console() if Console().is_terminal else Console(width=200)
+    console.print(summary_table(records, title=f"{args.env_id}: {args.episodes} episode(s) per agent"))
+    if args.out:
+        console.print(f"wrote {len(records)} episode records to {args.out}")
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add ``codegym run``."""
+    p = subparsers.add_parser("run", help="run agents on an environment",
+                              description="Play episodes of an environment with reference agents.")
+    p.add_argument("env_id", help="e.g. codegym/PerfCode-v0")
+    p.add_argument("--agent", action="append",
+                   help="oracle[:FORMAT] | baseline | mutant[:KINDS] | replay:FILE | llm:SPEC (repeatable)")
+    p.add_argument("--episodes", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", help="append episode records to this JSONL file")
+    p.add_argument("--all-tasks", action="store_true", help="one episode per task of the env (overrides --episodes)")
+    p.add_argument("--task", action="append", help="play this task id (repeatable; episodes cycle through them)")
+    p.add_argument("--suite", help="suite name or path (for codegym/Suite-v0)")
+    p.add_argument("--timing", action="store_true", help="measure the perf tests of accepted submissions")
+    p.add_argument("--env-arg", action="append", metavar="KEY=VALUE",
+                   help="extra env constructor argument (VALUE parsed as JSON when possible)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_run)

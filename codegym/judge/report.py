@@ -1,0 +1,179 @@
+"""What the judge decides: `JudgeReport`, `CaseResult`, and the verdict rule.
+
+`finish_report` turns the case results into the verdict: ``accepted`` iff every case
+passed, else the status of the first failing case in case order; ``stage`` and
+``progress`` say how far the program got (docs/judge.md lists the rules). Also here: the
+wording of failed runs (`exec_message`, `STATUS_OF_EXEC`) and message clipping.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+#: every verdict a report can carry
+VERDICTS = ("accepted", "wrong_answer", "runtime_error", "timeout", "memory_limit", "output_limit",
+            "compile_error", "no_code", "sandbox_error")
+#: statuses of one case
+CASE_STATUSES = ("passed", "wrong_answer", "runtime_error", "timeout", "memory_limit", "output_limit",
+                 "compile_error", "sandbox_error", "skipped")
+STAGES = ("no_code", "compile_error", "ran", "accepted")
+#: how much program output / stderr a message quotes
+MESSAGE_MAX = 600
+
+
+@dataclass
+class CaseResult:
+    """Outcome of one test case.
+
+    status   passed | wrong_answer | runtime_error | timeout | memory_limit | output_limit |
+             compile_error | sandbox_error | skipped (not evaluated: early exit)
+    time_s   CPU seconds of the run (function kind: of the call); wall_s wall-clock seconds
+    memory_mb  peak resident memory of the process
+    message  what went wrong (exception, exit code, checker message), truncated
+    diff     short expected-vs-got description of the first difference
+    score    1.0 passed, partial credit from a program checker, else 0.0
+    """
+
+    index: int
+    name: str
+    status: str
+    split: str = ""
+    time_s: float = 0.0
+    wall_s: float = 0.0
+    memory_mb: float = 0.0
+    message: str = ""
+    diff: str = ""
+    score: float = 0.0
+    weight: float = 1.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def to_dict(self) -> dict:
+        # every field is a scalar: no deep copy needed (asdict costs ~10x this)
+        return {f: getattr(self, f) for f in _CASE_FIELDS}
+
+
+_CASE_FIELDS = tuple(f.name for f in dataclasses.fields(CaseResult))
+
+
+@dataclass
+class JudgeReport:
+    """What the judge decided about one workspace on one split (see docs/judge.md)."""
+
+    verdict: str
+    passed: int
+    total: int
+    cases: list[CaseResult] = field(default_factory=list)
+    stage: str = "ran"
+    progress: float = 0.0
+    compile_output: str = ""
+    timing: Any = None
+    task_id: str = ""
+    task_hash: str = ""
+    split: str = "hidden"
+    language: str = ""
+    checker: str = ""
+    score: float = 0.0
+    elapsed_s: float = 0.0
+    first_failure: int | None = None
+    message: str = ""
+    timing_error: str = ""
+
+    @property
+    def accepted(self) -> bool:
+        return self.verdict == "accepted"
+
+    def failing_case(self) -> CaseResult | None:
+        return self.cases[self.first_failure] if self.first_failure is not None else None
+
+    def to_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in (
+            "verdict", "passed", "total", "stage", "progress", "compile_output", "task_id", "task_hash",
+            "split", "language", "checker", "score", "elapsed_s", "first_failure", "message",
+            "timing_error")}
+        d["cases"] = [c.to_dict() for c in self.cases]
+        t = self.timing
+        d["timing"] = t.to_dict() if hasattr(t, "to_dict") else t
+        return d
+
+
+def finish_report(rep: JudgeReport, results: Sequence[CaseResult | None], cases: Sequence) -> JudgeReport:
+    """Fill `rep` from the case results (None: not evaluated, reported ``skipped``): the
+    counts, the weighted score, and the verdict of the first failing case in case order."""
+    final: list[CaseResult] = []
+    for c, r in zip(cases, results):
+        final.append(r if r is not None else CaseResult(c.index, c.name, "skipped", c.split, weight=c.weight))
+    rep.cases = final
+    rep.total = len(final)
+    rep.passed = sum(1 for r in final if r.passed)
+    wsum = sum(r.weight for r in final)
+    rep.score = (sum(r.weight * (r.score if r.status in ("passed", "wrong_answer") else 0.0) for r in final)
+                 / wsum) if wsum > 0 else 1.0
+    first = next((r for r in final if r.status not in ("passed", "skipped")), None)
+    if first is None and any(r.status == "skipped" for r in final):
+        first = next(r for r in final if r.status == "skipped")
+        first = CaseResult(first.index, first.name, "sandbox_error", first.split,
+                           message="case was not run although no case failed")
+    if first is None:
+        rep.verdict, rep.stage, rep.progress, rep.first_failure = "accepted", "accepted", 1.0, None
+    else:
+        rep.verdict = first.status
+        rep.first_failure = first.index
+        rep.stage = "ran"
+        rep.progress = 0.5 + 0.5 * rep.passed / rep.total if rep.total else 0.5
+        rep.message = f"case {first.index} ({first.name}): {first.status}" + (
+            f": {first.message.splitlines()[0][:200]}" if first.message else "")
+    return rep
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def clip(s: str, n: int = MESSAGE_MAX) -> str:
+    """`s` cut to its first `n` characters (with "...")."""
+    s = s or ""
+    return s if len(s) <= n else s[: n - 3] + "..."
+
+
+def tail(s: str, n: int = MESSAGE_MAX) -> str:
+    """The last `n` characters of `s` (with "..."), trailing whitespace dropped."""
+    s = (s or "").rstrip()
+    return s if len(s) <= n else "..." + s[-(n - 3):]
+
+
+#: case status of a run that did not end ok
+STATUS_OF_EXEC = {"runtime_error": "runtime_error", "timeout": "timeout", "memory_limit": "memory_limit",
+                  "output_limit": "output_limit", "sandbox_error": "sandbox_error",
+                  "compile_error": "runtime_error"}
+
+
+def exec_message(res) -> str:
+    """What went wrong in a run (an `ExecResult`): the limit hit, or the exit code or
+    signal, then the tail of its stderr."""
+    parts = []
+    if res.status == "timeout":
+        parts.append(res.message or "time limit exceeded")
+    elif res.status == "memory_limit":
+        parts.append(res.message or "memory limit exceeded")
+    elif res.status == "output_limit":
+        parts.append(res.message or "output limit exceeded")
+    else:
+        if res.signal:
+            parts.append(f"killed by signal {res.signal}")
+        elif res.exit_code not in (None, 0):
+            parts.append(f"exit code {res.exit_code}")
+        if res.message and res.message not in parts:
+            parts.append(res.message)
+    err = tail(res.stderr)
+    if err:
+        parts.append(err)
+    return clip("\n".join(parts))
+
+
+__all__ = ["JudgeReport", "CaseResult", "VERDICTS", "CASE_STATUSES", "STAGES", "MESSAGE_MAX", "finish_report",
+           "clip", "tail", "exec_message", "STATUS_OF_EXEC"]

@@ -1,0 +1,155 @@
+"""What confines a forked program besides the namespaces: prctl, the seccomp filter, rlimits.
+
+The server prepares each piece once (the filter program, the rlimit plan of a
+request, libc's prctl as one ctypes function) so that a forked child only
+applies them: every page a child writes is a copy-on-write copy.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import struct
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+
+_prctl_fn = None
+
+
+def libc_prctl():
+    """libc's prctl as one typed ctypes function (no errno swapping), made once in the
+    server and shared by every caller: each ctypes object a child touches is a page copy."""
+    global _prctl_fn
+    if _prctl_fn is None:
+        import ctypes  # noqa: PLC0415
+        fn = ctypes.CDLL(None).prctl
+        fn.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+        fn.restype = ctypes.c_int
+        _prctl_fn = fn
+    return _prctl_fn
+
+
+def prctl(option: int, value: int) -> None:
+    try:
+        libc_prctl()(option, value, 0, 0, 0)
+    except Exception:  # not fatal: the namespace is the main barrier
+        pass
+
+
+#: syscalls a program must not use, by architecture: kernel objects that outlive the
+#: program's processes (keyrings, System V IPC, POSIX message queues) would let one
+#: execution leave state for the next; io_uring, bpf and userfaultfd are attack surface;
+#: memfd_create (ENOSYS, so runtimes fall back) makes memory that no process maps, so
+#: neither the address-space limit nor the resident-memory sampling would see it
+_SECCOMP_BLOCK = {
+    # AUDIT_ARCH: (x32 bit or None, {nr: errno})
+    "x86_64": (0xC000003E, 0x40000000, {248: 1, 249: 1, 250: 1, 29: 1, 64: 1, 68: 1, 240: 1,
+                                        321: 1, 323: 1, 425: 38, 426: 38, 427: 38, 319: 38}),
+    "aarch64": (0xC00000B7, None, {217: 1, 218: 1, 219: 1, 194: 1, 190: 1, 186: 1, 180: 1,
+                                   280: 1, 282: 1, 425: 38, 426: 38, 427: 38, 279: 38}),
+}
+
+
+def _seccomp_program(machine: str) -> bytes | None:
+    """A classic-BPF seccomp filter: EPERM (ENOSYS for io_uring) for the blocked
+    syscalls, EPERM for every syscall of a foreign ABI (int 0x80, x32), else allow."""
+    spec = _SECCOMP_BLOCK.get(machine)
+    if spec is None:
+        return None
+    arch, x32, block = spec
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    allow, errno_ = 0x7FFF0000, 0x00050000
+    body: list[tuple] = [(ld, 0, 0, 4), ("jeq_arch",), (ld, 0, 0, 0)]
+    if x32 is not None:
+        body.append(("jge", x32, "eperm"))
+    for nr, err in block.items():
+        body.append(("jeq", nr, "eperm" if err == 1 else "enosys"))
+    body.append((ret, 0, 0, allow))
+    labels = {"eperm": len(body), "enosys": len(body) + 1}
+    body += [(ret, 0, 0, errno_ | 1), (ret, 0, 0, errno_ | 38)]
+    out = []
+    for i, ins in enumerate(body):
+        if ins[0] == "jeq_arch":
+            ins = (jeq, 0, labels["eperm"] - (i + 1), arch)
+        elif ins[0] in ("jeq", "jge"):
+            ins = (jeq if ins[0] == "jeq" else jge, labels[ins[2]] - (i + 1), 0, ins[1])
+        out.append(struct.pack("=HBBI", *ins))
+    return b"".join(out)
+
+
+class SeccompFilter:
+    """The programs' filter (`_seccomp_program`), prepared once in the server and applied
+    in every forked child before the program runs. The server itself stays unfiltered:
+    it makes each run's stdin memfd, which programs may not."""
+
+    def __init__(self, prog: bytes):
+        import ctypes  # noqa: PLC0415
+
+        class FProg(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+        self._buf = ctypes.create_string_buffer(prog)
+        self._fprog = FProg(len(prog) // 8, ctypes.addressof(self._buf))
+        self._addr = ctypes.addressof(self._fprog)
+        self._prctl = libc_prctl()
+
+    def apply(self) -> bool:
+        """Filter this process (a forked child) and everything it starts."""
+        return self._prctl(22, 2, self._addr, 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+
+
+def prepare_seccomp() -> SeccompFilter | None:
+    """The filter for this machine, None when it cannot be applied here. Sets
+    no_new_privs on this process (inherited by every child; required by the filter),
+    and applies the filter once in a throwaway child to know it works."""
+    import platform  # noqa: PLC0415
+    prog = _seccomp_program(platform.machine())
+    if prog is None:
+        return None
+    if libc_prctl()(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        return None
+    flt = SeccompFilter(prog)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os._exit(0 if flt.apply() and os.getpid() > 0 else 1)
+        finally:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    return flt if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else None
+
+
+_HARD: dict[int, int] = {}
+
+
+def rlimit_plan(lim: dict) -> list[tuple[int, tuple[int, int]]]:
+    """setrlimit calls for one execution, computed in the server (the child only applies them)."""
+    R = resource
+    # no core files; no POSIX message queues (they would outlive the program)
+    plan = [(R.RLIMIT_CORE, (0, 0)), (R.RLIMIT_MSGQUEUE, (0, 0))]
+    cpu = lim.get("cpu")
+    if cpu is not None:
+        # soft limit sends SIGXCPU, hard limit one second later SIGKILL
+        plan.append((R.RLIMIT_CPU, (int(cpu), int(cpu) + 1)))
+    for which, key in ((R.RLIMIT_FSIZE, "fsize"), (R.RLIMIT_STACK, "stack"), (R.RLIMIT_NOFILE, "nofile"),
+                       (R.RLIMIT_NPROC, "nproc"), (R.RLIMIT_AS, "as")):
+        v = lim.get(key)
+        if v is None:
+            continue
+        v = int(v)
+        hard = _HARD.get(which)
+        if hard is None:
+            hard = _HARD[which] = R.getrlimit(which)[1]  # the server's hard limits never change
+        if hard != R.RLIM_INFINITY and v > hard:
+            v = hard
+        plan.append((which, (v, v)))
+    return plan
+
+
+def apply_rlimits(plan: list) -> None:
+    for which, value in plan:
+        try:
+            resource.setrlimit(which, value)
+        except (ValueError, OSError):
+            pass

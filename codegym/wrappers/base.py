@@ -1,0 +1,152 @@
+"""The skeleton the episode-deciding reward wrappers share (`StagedReward`, `TimedReward`).
+
+`FinalReward` is the step loop: it scores only the step whose judge report decides the
+episode (`is_final`), reads that report from ``info["judge"]`` together with the final
+files, judges the perf split when the report does not cover it (`check_perf_split`,
+`merge_reports`), times the scoring, and writes the details to ``info[info_key]`` and the
+reward to ``info["reward_components"][component]`` (`set_component`). A subclass says
+how a `FinalProgram` is scored (`score_program`). docs/rewards.md describes the rewards.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+
+from codegym.judge.run import judge
+
+#: why a report that is not a verdict is not scored
+JUDGE_FAILED = "the judge failed (sandbox_error): not a verdict"
+
+
+def is_final(info: Mapping[str, Any]) -> bool:
+    """True when this step's judge report decides the episode (the hidden tests ran)."""
+    return bool(info.get("submitted")) and isinstance(info.get("judge"), Mapping)
+
+
+def set_component(info: dict, name: str, value: float) -> None:
+    """Record a reward component in ``info["reward_components"]`` (copied, not shared)."""
+    comps = dict(info.get("reward_components") or {})
+    comps[name] = float(value)
+    info["reward_components"] = comps
+
+
+def perf_cases_judged(report: Mapping[str, Any]) -> bool:
+    """True when the report's verdict already covers the perf split (env ``timing=True``)."""
+    return any((c.get("split") == "perf") for c in report.get("cases") or ())
+
+
+def check_perf_split(env, report: Mapping[str, Any], files: Mapping[str, Any], language: str):
+    """Judge the perf split when the report does not cover it yet; returns the perf report
+    as a dict (None when the report already covers it). Correctness on the large inputs
+    is part of correctness: a program that fails them is not scored as correct."""
+    if perf_cases_judged(report):
+        return None
+    base = env.unwrapped
+    task = base.task
+    if not task.cases("perf"):
+        return None
+    rep = judge(task, files, sandbox=base.sandbox, split="perf", early_exit=True, language=language)
+    return rep.to_dict()
+
+
+def failed_report(report: Mapping[str, Any], verdict: str, message: str, passed: int | None = None) -> dict:
+    """A copy of an accepted report made to fail with `verdict` after its runs (stage
+    ``ran``), `passed` tests passed (default: as reported) and its progress recomputed."""
+    out = dict(report)
+    if passed is not None:
+        out["passed"] = passed
+    total = int(out.get("total") or 0)
+    progress = 0.5 + 0.5 * int(out.get("passed") or 0) / total if total else 0.5
+    out.update(verdict=verdict, stage="ran", message=message, progress=progress)
+    return out
+
+
+def merge_reports(hidden: Mapping[str, Any], perf: Mapping[str, Any] | None) -> dict:
+    """The hidden report with the perf report's cases appended (passed/total over both; the
+    verdict is the hidden one unless it was accepted and the perf split failed)."""
+    if perf is None:
+        return dict(hidden)
+    out = dict(hidden)
+    out["passed"] = int(hidden.get("passed") or 0) + int(perf.get("passed") or 0)
+    out["total"] = int(hidden.get("total") or 0) + int(perf.get("total") or 0)
+    out["cases"] = list(hidden.get("cases") or []) + list(perf.get("cases") or [])
+    if hidden.get("verdict") == "accepted" and perf.get("verdict") != "accepted":
+        out = failed_report(out, perf.get("verdict"), "perf split: " + str(perf.get("message") or ""))
+    return out
+
+
+@dataclass
+class FinalProgram:
+    """What a final step judged: the task, the final files and their language, and the
+    judge's report (``info["judge"]``, with the perf split merged in when the wrapper
+    judged it: `perf` is then that split's own report)."""
+
+    task: Any
+    files: Mapping[str, Any]
+    language: str
+    report: Mapping[str, Any]
+    perf: dict | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.report.get("verdict") == "accepted"
+
+
+class FinalReward(gym.Wrapper):
+    """Base of the rewards given when the episode is judged; earlier steps pass through.
+
+    A subclass sets `info_key` (``info[info_key]`` holds its details) and `component` (its
+    name in ``info["reward_components"]``) and implements `score_program`; `score(info)`
+    gives (reward, details) of a final step's info, ``details["elapsed_s"]`` the seconds
+    the scoring took (the perf split's judging included). With `check_perf`, an accepted
+    program is judged on the perf split too, unless the env judged it.
+    """
+
+    info_key: str = ""
+    component: str = ""
+
+    def __init__(self, env: gym.Env, check_perf: bool = True):
+        gym.Wrapper.__init__(self, env)
+        self.check_perf = check_perf
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if not is_final(info):
+            return obs, reward, terminated, truncated, info
+        info = dict(info)
+        reward, details = self.score(info)
+        info[self.info_key] = details
+        set_component(info, self.component, reward)
+        return obs, reward, terminated, truncated, info
+
+    def score(self, info: Mapping[str, Any]) -> tuple[float, dict]:
+        """(reward, ``info[info_key]``) of a final step's info."""
+        t0 = time.monotonic()
+        reward, details = self.score_program(self.final_program(info))
+        details["elapsed_s"] = time.monotonic() - t0
+        return reward, details
+
+    def final_program(self, info: Mapping[str, Any]) -> FinalProgram:
+        """The program a final step's info judged, its perf split checked (`check_perf`)."""
+        base = self.env.unwrapped
+        files = base.workspace.files  # info["files"] is the snapshot before the step's edit
+        language = info.get("language") or base.language
+        report, perf = info["judge"], None
+        if report.get("verdict") == "accepted" and self.check_perf:
+            perf = check_perf_split(self.env, report, files, language)
+            if perf is not None:
+                report = merge_reports(report, perf)
+        return FinalProgram(base.task, files, language, report, perf)
+
+    def score_program(self, program: FinalProgram) -> tuple[float, dict]:
+        """(reward, details) of the judged program; ``details["elapsed_s"]`` is set after."""
+        raise NotImplementedError
+
+
+__all__ = ["FinalReward", "FinalProgram", "is_final", "set_component", "perf_cases_judged",
+           "check_perf_split", "merge_reports", "failed_report", "JUDGE_FAILED"]
