@@ -24,10 +24,13 @@
 #         python   -> codegym/python:3.11          (python3 stdlib, no pip)
 #         cpp      -> codegym/cpp:latest, :gcc12   (g++, gcc, make)
 #         polyglot -> codegym/polyglot:latest      (python3 + g++ + make; opt-in)
+#         node     -> codegym/node:latest          (python3 + Debian's nodejs; opt-in; `codegym
+#                                                   images build node --method host` copies the
+#                                                   host's own node instead: the local backend's)
 #   5. smoke-test: limited `docker run --network none`, memory limit, no network.
 #
 # Environment knobs (all optional):
-#   CODEGYM_IMAGES="python cpp"     which images to build (add "polyglot")
+#   CODEGYM_IMAGES="python cpp"     which images to build (add "polyglot", "node")
 #   CODEGYM_REBUILD=0|1             rebuild images even if present
 #   CODEGYM_STORAGE_DRIVER=overlay2 storage driver when we start dockerd
 #   CODEGYM_APT_MIRROR=URI          Debian archive URI (default: from apt sources)
@@ -235,7 +238,8 @@ for img in $IMAGES; do
 		python)   build_image python3          '["python3"]' codegym/python:3.11 ;;
 		cpp)      build_image g++,make         '["bash"]'    codegym/cpp:latest codegym/cpp:gcc12 ;;
 		polyglot) build_image python3,g++,make '["bash"]'    codegym/polyglot:latest ;;
-		*) die "unknown image '$img' in CODEGYM_IMAGES (known: python cpp polyglot)" ;;
+		node)     build_image python3,nodejs   '["bash"]'    codegym/node:latest ;;
+		*) die "unknown image '$img' in CODEGYM_IMAGES (known: python cpp polyglot node)" ;;
 	esac
 done
 

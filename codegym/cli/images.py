@@ -1,14 +1,19 @@
 """``codegym images``: build and list the Docker images of the docker sandbox backend.
 
-    codegym images build [NAME ...] [--method auto|dockerfile|debootstrap] [--rebuild]
+    codegym images build [NAME ...] [--method auto|dockerfile|debootstrap|host] [--rebuild]
     codegym images list [--json]
+    codegym images prune [--all] [--dry-run]
 
 The recipes and the ways of making them are `codegym.sandbox.images`'s; this
-module parses the arguments and prints.  ``auto`` (default) uses the Dockerfiles
-when a registry answers and the debootstrap script otherwise.  Names: ``python``
-(codegym/python:3.11), ``polyglot`` (codegym/polyglot:latest: python3 + g++ +
-make), ``cpp`` (codegym/cpp:latest, no python: not usable by the sandbox).
-Default: the images of the default pool.
+module parses the arguments and prints.  ``auto`` (default) copies the host's own
+program onto a local image where a recipe can (``node``: the node the local
+backend runs), else uses the Dockerfiles when a registry answers and the
+debootstrap script otherwise.  Names: ``python`` (codegym/python:3.11),
+``polyglot`` (codegym/polyglot:latest: python3 + g++ + make), ``node``
+(codegym/node:latest: python3 + node), ``cpp`` (codegym/cpp:latest, no python:
+not usable by the sandbox).  Default: the images of the default pool.  ``prune``
+removes the containers of docker sandboxes whose process died (``--all``: every
+docker sandbox container of this host).
 
 This module defines ``register(subparsers)`` for `codegym.cli.main.COMMAND_MODULES`.
 """
@@ -19,12 +24,15 @@ import argparse
 import json
 import sys
 
+from codegym.sandbox.containers import prune_containers
 from codegym.sandbox.images import (
     RECIPES,
+    build_from_host,
     build_with_dockerfile,
     build_with_script,
     default_names,
     docker_client,
+    host_available,
     list_rows,
     registry_reachable,
 )
@@ -36,25 +44,59 @@ def cmd_build(args: argparse.Namespace) -> int:
     if unknown:
         print(f"codegym images: unknown image {unknown} (known: {', '.join(RECIPES)})", file=sys.stderr)
         return 2
-    method = args.method
+    method, host = args.method, []
     if method == "auto":
-        method = "dockerfile" if registry_reachable() else "debootstrap"
-        print(f"codegym images: {'a registry answers' if method == 'dockerfile' else 'no registry answers'}"
-              f"; using the {method} method", file=sys.stderr)
-    if method == "debootstrap":
-        return build_with_script(names, args.rebuild)
+        host = [n for n in names if host_available(RECIPES[n])]  # built last: FROM another image
+        names = [n for n in names if n not in host]
+        method = "dockerfile" if names and registry_reachable() else "debootstrap"
+        if names:
+            print(f"codegym images: {'a registry answers' if method == 'dockerfile' else 'no registry answers'}"
+                  f"; using the {method} method for {', '.join(names)}", file=sys.stderr)
+        if host:
+            print(f"codegym images: {', '.join(host)} from this host's own programs (host method)",
+                  file=sys.stderr)
+    elif method == "host":
+        names, host = [], names
+    if method == "debootstrap" and names:
+        rc = build_with_script(names, args.rebuild)
+        if rc or not host:
+            return rc
+        names = []
+    return _build_with_engine(names, host, args.rebuild)
+
+
+def _build_with_engine(names: list[str], host: list[str], rebuild: bool) -> int:
     try:
         client = docker_client()
     except Exception as e:  # noqa: BLE001
         print(f"codegym images: no Docker engine answers ({e}); start one, or use --method debootstrap "
               "(as root on Debian: it starts dockerd)", file=sys.stderr)
         return 1
-    for n in names:
+    for n in names + host:
         try:
-            build_with_dockerfile(client, RECIPES[n], args.rebuild)
+            if n in host:
+                build_from_host(client, RECIPES[n], rebuild)
+            else:
+                build_with_dockerfile(client, RECIPES[n], rebuild)
         except Exception as e:  # noqa: BLE001 - reported per image
             print(f"codegym images: building {n} failed: {e}", file=sys.stderr)
             return 1
+    return 0
+
+
+def cmd_prune(args: argparse.Namespace) -> int:
+    try:
+        client = docker_client()
+    except Exception as e:  # noqa: BLE001
+        print(f"codegym images: no Docker engine answers ({e})", file=sys.stderr)
+        return 1
+    found = prune_containers(client, everything=args.all, dry_run=args.dry_run)
+    verb = "would remove" if args.dry_run else "removed"
+    for c in found:
+        labels = c.get("Labels") or {}
+        print(f"{verb} {c['Id'][:12]}  {c.get('State', '?'):<8} owner {labels.get('codegym.owner', '?')}  "
+              f"scope {labels.get('codegym.scope') or '-'}")
+    print(f"codegym images: {verb} {len(found)} container(s)", file=sys.stderr)
     return 0
 
 
@@ -97,14 +139,22 @@ def register(subparsers) -> None:
                                    "registry (root, Debian). Existing images are kept unless --rebuild.")
     b.add_argument("names", nargs="*", metavar="NAME",
                    help=f"images to build: {', '.join(RECIPES)} (default: those of the default pool)")
-    b.add_argument("--method", choices=("auto", "dockerfile", "debootstrap"), default="auto",
+    b.add_argument("--method", choices=("auto", "dockerfile", "debootstrap", "host"), default="auto",
                    help="dockerfile: docker build FROM debian:bookworm-slim; debootstrap: the shipped "
-                        "docker-up.sh (root, Debian, no registry); auto: dockerfile if a registry answers")
+                        "docker-up.sh (root, Debian, no registry); host: a local base image plus this "
+                        "host's own program (node); auto: host where it can, else dockerfile if a "
+                        "registry answers, else debootstrap")
     b.add_argument("--rebuild", action="store_true", help="rebuild images that exist")
     b.set_defaults(func=cmd_build)
     ls = sub.add_parser("list", help="the images, whether present, and which languages use them")
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=cmd_list)
+    pr = sub.add_parser("prune", help="remove the containers of docker sandboxes whose process died",
+                        description="Remove the containers (labelled codegym.sandbox=docker, this host) whose "
+                                    "owning process died without closing its sandbox; --all: every one.")
+    pr.add_argument("--all", action="store_true", help="also the containers of live sandboxes")
+    pr.add_argument("--dry-run", action="store_true", help="list them, remove nothing")
+    pr.set_defaults(func=cmd_prune)
 
 
-__all__ = ["register", "cmd_build", "cmd_list"]
+__all__ = ["register", "cmd_build", "cmd_list", "cmd_prune"]

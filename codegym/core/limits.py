@@ -18,7 +18,10 @@ class Limits:
     wall_s       wall-clock seconds; None means ``wall_factor * time_s + 1``
     memory_mb    memory in MiB: total resident memory of the program's processes (sampled
                  by the supervisor every 5 ms), plus RLIMIT_AS for Python and JavaScript so
-                 they fail cleanly; exceeding it is `memory_limit`
+                 they fail cleanly; exceeding it is `memory_limit`. The address space the
+                 run's threads reserve (8 MiB stacks, malloc arenas) is added to RLIMIT_AS;
+                 the stack rlimit is the memory (up to 1 GiB) for C, C++ and an in-process
+                 Python run's main thread, a shell's 8 MiB for runtimes started by exec
     output_bytes cap on each of stdout and stderr; exceeding it is `output_limit`
     processes    processes/threads the program may create besides itself
     file_size_mb largest file the program may write (RLIMIT_FSIZE)

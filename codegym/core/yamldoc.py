@@ -1,13 +1,14 @@
 """The one YAML + pydantic loader: documents that remember the line of every key.
 
 Owns `parse_yaml` (the only place YAML text is parsed: YAML 1.2 floats, duplicate
-keys, the line of every key and item), `Doc` (one file: data, lines, errors, and the
-sibling files read relative to it), the error record `DocError`
-(``file:line: field.path: message``) with `DocValidationError`, the mapping of
-pydantic errors to those messages (`pydantic_message`), "did you mean" hints
-(`suggest`), and `dump_yaml`. Task files, eval configs and reward declarations are
-all read through here (docs/tasks.md); bounds on what a file may cost (its size,
-aliases, the length of a scalar) belong in `parse_yaml`.
+keys, the line of every key and item, within the bounds of `Caps`), `Doc` (one
+file: data, lines, errors, and the sibling files read relative to it -- confined to
+its `root` folder after following symlinks, each and all together under `Caps`),
+the error record `DocError` (``file:line: field.path: message``) with
+`DocValidationError`, the mapping of pydantic errors to those messages
+(`pydantic_message`), "did you mean" hints (`suggest`), and `dump_yaml`. Task
+files, suite files, eval configs and reward declarations are all read through here;
+the bounded composer is `codegym.core.yamlcompose` (docs/tasks.md: confinement and caps).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import stat
 import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,10 +27,11 @@ import yaml
 from pydantic import BaseModel
 
 from codegym.core.paths import display_path
+from codegym.core.yamlcompose import DEFAULT_CAPS, CapError, Caps, compose, gc_paused
 
 __all__ = ["Loc", "DocError", "DocValidationError", "format_path", "YamlLoader", "Parsed",
-           "parse_yaml", "Doc", "SIMPLE_MESSAGES", "suggest", "model_at", "unknown_field_message",
-           "pydantic_message", "dump_yaml"]
+           "parse_yaml", "Doc", "Caps", "DEFAULT_CAPS", "inside", "SIMPLE_MESSAGES", "suggest", "model_at",
+           "unknown_field_message", "pydantic_message", "dump_yaml"]
 
 Loc = tuple  # a path into a document: str keys and int indices
 
@@ -100,70 +103,70 @@ class Parsed(NamedTuple):
     errors: list[DocError]
 
 
-def parse_yaml(text: str, display: str) -> Parsed:
+def parse_yaml(text: str, display: str, caps: Caps = DEFAULT_CAPS) -> Parsed:
     """Parse one YAML document, keeping the line of every key and item.
 
-    Problems (syntax errors, values that cannot be built, duplicate keys) are
-    `DocError`s naming `display`; duplicate keys leave the document usable."""
+    Problems (syntax errors, values that cannot be built, duplicate keys, a document
+    over `caps`: too deep, too many values, an alias bomb, a tag outside the safe set)
+    are `DocError`s naming `display` and the line; duplicate keys leave the document
+    usable. Never raises: the work is linear in the text (`codegym.core.yamlcompose`)."""
     lines: dict[Loc, int] = {(): 1}
     errors: list[DocError] = []
-    loader = YamlLoader(text)
+    dups: list[tuple] = []
+    loader = None
     node = None
     try:
-        node = loader.get_single_node()
-        if node is None:
-            return Parsed(True, None, lines, errors)
-        # Walk before constructing: construction flattens merge keys (<<) in place.
-        _walk(node, (), set(), lines, errors, display)
-        return Parsed(True, loader.construct_document(node), lines, errors)
+        loader = YamlLoader(text)
+        with gc_paused():
+            node = compose(loader, caps, len(text), lines, dups)
+            if node is None:
+                return Parsed(True, None, lines, errors)
+            return Parsed(True, loader.construct_document(node), lines, errors)
+    except CapError as e:
+        errors.append(DocError(display, e.line, format_path(e.loc), e.message))
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark is not None else 1
         problem = e.problem or e.context or "invalid YAML"
         if e.context and e.problem:
             problem = f"{e.context}: {e.problem}"
-        errors.append(DocError(display, line, "", f"YAML syntax error: {problem}"))
+        kind = "YAML error" if isinstance(e, yaml.constructor.ConstructorError) else "YAML syntax error"
+        errors.append(DocError(display, line, "", f"{kind}: {problem}"))
+    except yaml.reader.ReaderError as e:  # a character YAML does not allow (binary junk)
+        line = text.encode("utf-8", "surrogatepass")[:max(0, e.position)].count(b"\n") + 1
+        ch = e.character if isinstance(e.character, int) else ord(str(e.character)[:1] or "\0")
+        errors.append(DocError(display, line, "", f"not YAML text: character #x{ch:04x} "
+                                                  "(control characters are not allowed)"))
     except yaml.YAMLError as e:
         errors.append(DocError(display, 1, "", f"YAML error: {e}"))
-    except ValueError as e:  # a scalar that resolves but cannot be built (2026-13-01)
+    except UnicodeError as e:
+        line = text[:getattr(e, "start", 0)].count("\n") + 1
+        errors.append(DocError(display, line, "", f"not YAML text: {e.reason}"))
+    except Exception as e:  # noqa: BLE001  a scalar that resolves but cannot be built (2026-13-01)
         bad = _unbuildable_scalar(loader, node)
         line = bad.start_mark.line + 1 if bad is not None else 1
-        what = f"invalid value {bad.value!r}: " if bad is not None else ""
         at = max((loc for loc, ln in lines.items() if ln == line), key=len, default=())
-        errors.append(DocError(display, line, format_path(at), f"{what}{e}"))
+        errors.append(DocError(display, line, format_path(at), _reason(e, bad)))
     finally:
-        loader.dispose()
+        errors[:0] = [DocError(display, ln, format_path(loc), msg) for ln, loc, msg in dups]
+        if loader is not None:
+            loader.dispose()
     return Parsed(False, None, lines, errors)
 
 
-def _walk(node: yaml.Node, loc: Loc, active: set[int], lines: dict[Loc, int],
-          errors: list[DocError], display: str) -> None:
-    if id(node) in active:  # recursive alias
-        return
-    active = active | {id(node)}
-    if isinstance(node, yaml.MappingNode):
-        seen: dict[str, int] = {}
-        for knode, vnode in node.value:
-            if knode.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = knode.value if isinstance(knode, yaml.ScalarNode) else str(knode.start_mark)
-            line = knode.start_mark.line + 1
-            if key in seen:
-                errors.append(DocError(display, line, format_path(loc + (key,)),
-                                       f"duplicate key (first given on line {seen[key]})"))
-                continue
-            seen[key] = line
-            lines[loc + (key,)] = line
-            _walk(vnode, loc + (key,), active, lines, errors, display)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            lines[loc + (i,)] = item.start_mark.line + 1
-            _walk(item, loc + (i,), active, lines, errors, display)
+def _reason(e: Exception, bad: Any) -> str:
+    """What is wrong with a scalar whose construction raised `e` (`bad`: the node, or None)."""
+    if bad is None:
+        return f"a value cannot be built ({type(e).__name__}: {str(e)[:200]})"
+    value = bad.value if len(bad.value) <= 60 else bad.value[:57] + "..."
+    tag = bad.tag.replace("tag:yaml.org,2002:", "!!")
+    detail = str(e)[:200] if isinstance(e, ValueError) and len(str(e)) < 200 else f"not a valid {tag}"
+    return f"invalid value {value!r}: {detail}"
 
 
 def _unbuildable_scalar(loader: Any, node: Any) -> Any:
     """The first scalar under `node` whose construction raises ValueError, or None."""
-    stack = [node] if node is not None else []
+    stack = [node] if node is not None and loader is not None else []
     while stack:
         n = stack.pop()
         if isinstance(n, yaml.ScalarNode):
@@ -171,10 +174,10 @@ def _unbuildable_scalar(loader: Any, node: Any) -> Any:
             loader.constructed_objects = {}
             try:
                 loader.construct_object(n, deep=True)
-            except ValueError:
-                return n
-            except Exception:  # noqa: BLE001  other problems are reported elsewhere
+            except yaml.MarkedYAMLError:  # (reported with its own line)
                 continue
+            except Exception:  # noqa: BLE001  ValueError, or a tag's constructor failing (!!bool x)
+                return n
         elif isinstance(n, yaml.MappingNode):
             stack.extend(v for pair in reversed(n.value) for v in reversed(pair))
         elif isinstance(n, yaml.SequenceNode):
@@ -182,13 +185,32 @@ def _unbuildable_scalar(loader: Any, node: Any) -> Any:
     return None
 
 
-class Doc:
-    """One YAML file plus what the loader learnt about it: lines, files read, errors."""
+def inside(path: str | os.PathLike, root: str | os.PathLike) -> bool:
+    """Whether `path` is `root` or below it, both taken as they are (resolve them first)."""
+    path, root = os.fspath(path), os.fspath(root)
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
-    def __init__(self, file: Path, display: str | None = None):
+
+def _mb(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MB" if n >= 100_000 else f"{n:,} bytes"
+
+
+class Doc:
+    """One YAML file plus what the loader learnt about it: lines, files read, errors.
+
+    `root`: the folder every file it names must resolve into (symlinks followed;
+    default: the YAML file's own folder); `caps`: what it may read (`Caps`);
+    `cap_hint`: how a user raises the caps, quoted in the errors they cause."""
+
+    def __init__(self, file: Path, display: str | None = None, root: Path | None = None,
+                 caps: Caps = DEFAULT_CAPS, cap_hint: str = ""):
         self.file = Path(file)
         self.display = display if display is not None else display_path(file)
         self.base = self.file.parent
+        self.root = Path(root) if root is not None else self.base
+        self.caps = caps
+        self.cap_hint = cap_hint
+        self.bytes_read = 0
         self.lines: dict[Loc, int] = {(): 1}
         self.errors: list[DocError] = []
         self.deps: list[Path] = [self.file]
@@ -212,41 +234,116 @@ class Doc:
     def load(self) -> bool:
         """Read and parse the file; on failure record the error (with its line) and
         return False. Duplicate keys are recorded in `errors` but do not fail."""
+        data = self._read(self.file, self.caps.file_bytes, (), None, "a YAML file")
+        if data is None:
+            return False
         try:
-            text = self.file.read_bytes().decode("utf-8")
-        except FileNotFoundError:
-            self.errors.append(DocError(self.display, 1, "", "file not found"))
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = data[:e.start].count(b"\n") + 1
+            self.errors.append(DocError(self.display, line, "", f"not UTF-8 text (byte 0x{data[e.start]:02x} "
+                                                                "on this line): is it a binary file?"))
             return False
-        except (OSError, UnicodeDecodeError) as e:
-            self.errors.append(DocError(self.display, 1, "", f"cannot read: {e}"))
-            return False
-        parsed = parse_yaml(text, self.display)
+        parsed = parse_yaml(text, self.display, self.caps)
         self.lines.update(parsed.lines)
         self.errors.extend(parsed.errors)
         if parsed.ok:
             self.data = parsed.data
         return parsed.ok
 
+    def _fail(self, loc: Loc | None, message: str) -> None:
+        if loc is None:
+            self.errors.append(DocError(self.display, 1, "", message))
+        else:
+            self.err(loc, message)
+
+    def _read(self, path: Path, cap: int, loc: Loc | None, rel: str | None, what: str) -> bytes | None:
+        """The bytes of `path` (a regular file within the caps; with `rel`, also inside
+        `root`), or None with the error recorded at `loc` (None: the document itself)."""
+        name = rel if rel is not None else "the file"
+        real = os.path.realpath(path)
+        root = os.path.realpath(self.root)
+        if rel is not None and not inside(real, root):
+            self._fail(loc, f"{rel} resolves to {real}, outside the suite folder {display_path(root)}: "
+                            "the files a task names must be inside its suite folder (symlinks are followed)")
+            return None
+        try:
+            fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            self._fail(loc, "file not found" if rel is None else f"file not found: {rel} (relative to {self.display})")
+            return None
+        except IsADirectoryError:
+            self._fail(loc, "is a directory, not a file" + (f": {rel}" if rel else ""))
+            return None
+        except OSError as e:
+            self._fail(loc, f"cannot read {name}: {e.strerror or e}")
+            return None
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                self._fail(loc, "is a directory, not a file" + (f": {rel}" if rel else ""))
+                return None
+            if not stat.S_ISREG(st.st_mode):
+                self._fail(loc, "not a regular file (a device, pipe or socket)" + (f": {rel}" if rel else ""))
+                return None
+            if rel is not None and not inside(os.path.realpath(f"/proc/self/fd/{fd}"), root) \
+                    and os.path.isdir("/proc/self/fd"):
+                self._fail(loc, f"{rel} moved outside the suite folder while it was read")
+                return None
+            data = self._read_capped(fd, st.st_size, cap, loc, name, what)
+        except OSError as e:
+            self._fail(loc, f"cannot read {name}: {e.strerror or e}")
+            return None
+        finally:
+            os.close(fd)
+        if data is not None:
+            self.bytes_read += len(data)
+        return data
+
+    def _read_capped(self, fd: int, size: int, cap: int, loc: Loc | None, name: str, what: str) -> bytes | None:
+        hint = f" ({self.cap_hint})" if self.cap_hint else ""
+        left = self.caps.total_bytes - self.bytes_read
+        if size > cap:
+            self._fail(loc, f"{name} is {_mb(size)}, over the cap of {_mb(cap)} for {what}{hint}")
+            return None
+        if size > left:
+            self._fail(loc, f"{name} ({_mb(size)}) takes the files read for this document over their total "
+                            f"cap of {_mb(self.caps.total_bytes)}{hint}")
+            return None
+        chunks, n, limit = [], 0, min(cap, left)
+        while n <= limit:  # (the size may change while reading: never more than the cap)
+            b = os.read(fd, min(1 << 20, limit + 1 - n))
+            if not b:
+                break
+            chunks.append(b)
+            n += len(b)
+        if n > limit:
+            self._fail(loc, f"{name} grew over the cap of {_mb(limit)} while it was read{hint}")
+            return None
+        return b"".join(chunks)
+
     def read_rel(self, rel: Any, loc: Loc) -> str | None:
-        """Text of a file named relative to this YAML file; errors name the key's line."""
+        """Text of a file named relative to this YAML file, inside `root` and under the
+        caps; errors name the key's line."""
         if not isinstance(rel, str) or not rel.strip():
             self.err(loc, "expected a file path (relative to the YAML file)")
             return None
         if os.path.isabs(rel):
             self.err(loc, f"file paths must be relative to the YAML file: {rel}")
             return None
+        if "\0" in rel:
+            self.err(loc, "a file path cannot contain a NUL character")
+            return None
         full = self.base / rel
         self.deps.append(full)
+        data = self._read(full, self.caps.inlined_bytes, loc, rel, "a file a task names")
+        if data is None:
+            return None
         try:
-            return full.read_bytes().decode("utf-8")
-        except FileNotFoundError:
-            self.err(loc, f"file not found: {rel} (relative to {self.display})")
-        except IsADirectoryError:
-            self.err(loc, f"is a directory, not a file: {rel}")
-        except UnicodeDecodeError:
-            self.err(loc, f"not UTF-8 text: {rel}")
-        except OSError as e:
-            self.err(loc, f"cannot read {rel}: {e}")
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = data[:e.start].count(b"\n") + 1
+            self.err(loc, f"not UTF-8 text: {rel} (byte 0x{data[e.start]:02x} on its line {line})")
         return None
 
 

@@ -2,8 +2,10 @@
 
 Owns `ContainerSlot` (one slot of the pool: at most one container, replaced
 whenever it does not fit a request), the framing of the container's attach socket
-(`AttachConn`), the runner archive put into each container, container removal, and
-the labels every container carries.  The pool and its queue are
+(`AttachConn`), the runner archive put into each container, container removal, the
+labels every container carries (its process, its sandbox, its host) and the reaping
+of containers whose process died (`stale_containers`, `prune_containers`: the next
+sandbox's start and ``codegym images prune``).  The pool and its queue are
 `codegym.sandbox.docker.DockerSandbox`'s; docs/sandbox.md describes the isolation.
 """
 
@@ -29,7 +31,7 @@ from codegym.core.languages import SANDBOX_PATH
 from codegym.core.limits import Limits
 from codegym.sandbox.forkserver.source import server_source
 from codegym.sandbox.images import missing_image_message
-from codegym.sandbox.isolation import claim_uid
+from codegym.sandbox.isolation import claim_uid, proc_start
 from codegym.sandbox.slots import MIN_COMPILE_DISK_MB, Conn, Slot, SlotBroken, SlotStartError
 
 log = logging.getLogger("codegym.sandbox.docker")
@@ -39,6 +41,8 @@ LABEL = "codegym.sandbox"
 LABEL_OWNER = "codegym.owner"
 LABEL_HOST = "codegym.host"
 LABEL_SCOPE = "codegym.scope"
+#: one sandbox of the process (`close()` removes its own containers, not its siblings')
+LABEL_INSTANCE = "codegym.instance"
 RUNNER_DIR = "/opt/codegym"
 #: container uids, disjoint from the local backend's 61000.. range
 UID_BASE = 170000
@@ -121,6 +125,11 @@ def remove_container(client, cid: str, uid_lock: socket.socket | None) -> None:
     except Exception as e:  # noqa: BLE001 - logged; the owner sweep retries later
         if "already in progress" not in str(e):
             log.warning("codegym docker: could not remove container %s: %s", cid[:12], e)
+        else:  # the engine removes it (auto_remove): gone only when that is done
+            try:
+                client.api.wait(cid, timeout=60, condition="removed")
+            except Exception:  # noqa: BLE001 - NotFound: already gone
+                pass
     finally:
         if uid_lock is not None:
             uid_lock.close()
@@ -194,7 +203,7 @@ class ContainerSlot(Slot):
                 environment={"PATH": SANDBOX_PATH, "HOME": "/tmp", "LANG": "C.UTF-8"},
                 volumes=[RUNNER_DIR],
                 labels={LABEL: "docker", LABEL_OWNER: sb._owner, LABEL_HOST: socket.gethostname(),
-                        LABEL_SCOPE: want.scope or ""},
+                        LABEL_SCOPE: want.scope or "", LABEL_INSTANCE: sb._instance},
                 host_config=sb._client.api.create_host_config(
                     network_mode="none", read_only=True,
                     tmpfs={"/box": tmpfs_opt, "/tmp": tmpfs_opt},
@@ -202,6 +211,9 @@ class ContainerSlot(Slot):
                     mem_limit=mem << 20, memswap_limit=mem << 20,
                     pids_limit=sb.pids_limit, nano_cpus=int(sb.cpus * 1e9),
                     cap_drop=["ALL"], security_opt=["no-new-privileges"],
+                    # the runner exits when the host's end of the attach socket closes (the
+                    # sandbox's process died): the engine then removes the container
+                    auto_remove=True,
                     oom_score_adj=500, init=False, ipc_mode="private"))
             cid = c["Id"]
             sb._client.api.put_archive(cid, RUNNER_DIR, runner_tar())
@@ -279,5 +291,32 @@ class ContainerSlot(Slot):
         self._drop()
 
 
+def owner_alive(owner: str) -> bool:
+    """Whether the process a ``codegym.owner`` label names (``<pid>-<start time>``) runs."""
+    try:
+        pid, start = owner.split("-", 1)
+        return proc_start(int(pid)) == start
+    except (ValueError, OSError):
+        return False
+
+
+def stale_containers(client, everything: bool = False) -> list[dict]:
+    """Containers of this host's docker sandboxes whose process died (`everything`: all
+    of this host's, live owners included): the engine's summaries (Id, Labels, State)."""
+    found = client.api.containers(all=True, filters={
+        "label": [f"{LABEL}=docker", f"{LABEL_HOST}={socket.gethostname()}"]})
+    return [c for c in found if everything or not owner_alive((c.get("Labels") or {}).get(LABEL_OWNER, ""))]
+
+
+def prune_containers(client, everything: bool = False, dry_run: bool = False) -> list[dict]:
+    """Remove (unless `dry_run`) the `stale_containers`; returns what was found."""
+    stale = stale_containers(client, everything)
+    if not dry_run:
+        for c in stale:
+            remove_container(client, c["Id"], None)
+    return stale
+
+
 __all__ = ["AttachConn", "ContainerSlot", "Want", "LABEL", "LABEL_HOST", "LABEL_OWNER", "LABEL_SCOPE",
-           "memory_cap", "remove_container", "runner_tar"]
+           "LABEL_INSTANCE", "memory_cap", "remove_container", "runner_tar", "owner_alive",
+           "stale_containers", "prune_containers"]

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import collections
 import os
-import socket
 import threading
+import uuid
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -38,12 +38,12 @@ from codegym.sandbox.buildcache import BuildCache, BuildFiles, build_key, normal
 from codegym.sandbox.classify import failure
 from codegym.sandbox.containers import (
     LABEL,
-    LABEL_HOST,
-    LABEL_OWNER,
+    LABEL_INSTANCE,
     LABEL_SCOPE,
     ContainerSlot,
     Want,
     remove_container,
+    stale_containers,
 )
 from codegym.sandbox.images import DEFAULT_IMAGES, IMAGE_RECIPES, missing_image_message, task_image
 from codegym.sandbox.isolation import proc_start
@@ -140,6 +140,7 @@ class DockerSandbox(ServerSandbox):
         self._pid = os.getpid()
         self._client = self._given_client or connect(self._api_timeout, self.workers + 4)
         self._owner = f"{self._pid}-{proc_start(self._pid)}"
+        self._instance = uuid.uuid4().hex
         self._reaper = ThreadPoolExecutor(max_workers=2, thread_name_prefix="codegym-docker-reaper")
         self._slots: list[ContainerSlot] = []   # grows up to max_containers
         self._free: list[ContainerSlot] = []
@@ -154,24 +155,17 @@ class DockerSandbox(ServerSandbox):
         self._image_ids: dict[str, str | None] = {}
         self._sweep_dead_owners()
         self._finalizer = weakref.finalize(self, _cleanup, self._slots, self._reaper, self._client,
-                                           self._owner)
+                                           self._instance)
 
     def _sweep_dead_owners(self) -> None:
-        """Remove containers left by codegym processes of this host that died unclosed."""
+        """Remove containers left by codegym processes of this host that died unclosed
+        (``codegym images prune`` does the same from the command line)."""
         try:
-            stale = self._client.api.containers(all=True, filters={
-                "label": [f"{LABEL}=docker", f"{LABEL_HOST}={socket.gethostname()}"]})
+            stale = stale_containers(self._client)
         except docker.errors.DockerException:
             return
         for c in stale:
-            owner = (c.get("Labels") or {}).get(LABEL_OWNER, "")
-            try:
-                pid, start = owner.split("-", 1)
-                alive = proc_start(int(pid)) == start
-            except ValueError:
-                alive = False
-            if not alive:
-                self._reaper.submit(remove_container, self._client, c["Id"], None)
+            self._reaper.submit(remove_container, self._client, c["Id"], None)
 
     # ----- images
 
@@ -381,13 +375,13 @@ class DockerTaskSandbox(Sandbox):
             self.parent.release_scope(self.scope)
 
 
-def _cleanup(slots: list[ContainerSlot], reaper: ThreadPoolExecutor, client, owner: str) -> None:
+def _cleanup(slots: list[ContainerSlot], reaper: ThreadPoolExecutor, client, instance: str) -> None:
     for s in slots:
         s.stop()
     reaper.shutdown(wait=True)
     # anything of ours the slots lost track of (a start interrupted mid-way)
     try:
-        for c in client.api.containers(all=True, filters={"label": [f"{LABEL_OWNER}={owner}"]}):
+        for c in client.api.containers(all=True, filters={"label": [f"{LABEL_INSTANCE}={instance}"]}):
             remove_container(client, c["Id"], None)
     except docker.errors.DockerException:
         pass

@@ -1,12 +1,14 @@
 """The Docker images of the docker backend: which image runs which language, and how they are made.
 
 Owns `DEFAULT_IMAGES` (language -> image of the default pool), the recipes
-(`RECIPES`: name -> tags, packages, Dockerfile) and the two ways of making them,
-both shipped inside the package: ``dockerfile`` (``docker build`` of
-``codegym/_scripts/docker/<name>.Dockerfile``, needs a registry) and
-``debootstrap`` (``codegym/_scripts/docker-up.sh``: starts an engine if needed and
-builds the same root filesystems from the host's Debian mirror, no registry; what
-CI runs).  Also the per-task images built from a task's Dockerfile (`task_image`).
+(`RECIPES`: name -> tags, packages, Dockerfile) and the ways of making them, all
+shipped inside the package: ``dockerfile`` (``docker build`` of
+``codegym/_scripts/docker/<name>.Dockerfile``, needs a registry), ``debootstrap``
+(``codegym/_scripts/docker-up.sh``: starts an engine if needed and builds the same
+root filesystems from the host's Debian mirror, no registry; what CI runs) and
+``host`` (`build_from_host`: a local base image plus the host's own program and the
+libraries it loads -- the very ``node`` the local backend runs; no registry, no
+network).  Also the per-task images built from a task's Dockerfile (`task_image`).
 ``codegym images`` (`codegym.cli.images`) is the command line over this module.
 """
 
@@ -19,6 +21,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tarfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +31,7 @@ DEFAULT_IMAGES: dict[str, str] = {
     "python": "codegym/python:3.11",
     "c": "codegym/polyglot:latest",
     "cpp": "codegym/polyglot:latest",
+    "javascript": "codegym/node:latest",
 }
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "_scripts"
@@ -39,12 +43,15 @@ REGISTRY = ("registry-1.docker.io", 443)
 
 @dataclass(frozen=True)
 class Recipe:
-    """One image: its tags (the first is the main one), apt packages, Dockerfile."""
+    """One image: its tags (the first is the main one), apt packages, Dockerfile; `host`:
+    programs the ``host`` method copies from this machine onto the local image `base`."""
 
     name: str
     tags: tuple[str, ...]
     packages: tuple[str, ...]
     note: str
+    host: tuple[str, ...] = ()
+    base: str | None = None
 
     @property
     def dockerfile(self) -> Path:
@@ -57,6 +64,9 @@ RECIPES: dict[str, Recipe] = {
                        "C and C++ programs (python3 runs the sandbox's runner)"),
     "cpp": Recipe("cpp", ("codegym/cpp:latest", "codegym/cpp:gcc12"), ("g++", "make"),
                   "toolchain only, no python: not usable by the docker sandbox"),
+    "node": Recipe("node", ("codegym/node:latest",), ("python3", "nodejs"),
+                   "JavaScript programs (python3 runs the sandbox's runner)", host=("node",),
+                   base="codegym/python:3.11"),
 }
 
 #: image -> the `codegym images build` recipe that makes it
@@ -139,6 +149,116 @@ def build_with_script(names: list[str], rebuild: bool) -> int:
     return subprocess.run(["bash", str(SCRIPT)], env=env, check=False).returncode
 
 
+#: libraries of the C library itself: an image brings its own (a program copied from the
+#: host must not need a newer one than the image has: `build_from_host` checks it runs)
+_LIBC = ("linux-vdso", "ld-linux", "libc.so", "libm.so", "libdl.so", "libpthread.so", "librt.so",
+         "libresolv.so", "libutil.so", "libanl.so", "libmvec.so", "libnsl.so")
+
+
+def host_program(name: str) -> tuple[Path, list[tuple[str, Path]]] | None:
+    """The host's program `name` (resolved) and the shared libraries it loads beyond the
+    C library's own, as (soname, file); None when the host does not have it."""
+    exe = shutil.which(name)
+    if exe is None:
+        return None
+    exe = os.path.realpath(exe)
+    try:
+        out = subprocess.run(["ldd", exe], capture_output=True, text=True, check=False, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        out = ""
+    libs = []
+    for line in out.splitlines():
+        soname, arrow, rest = line.strip().partition(" => ")
+        if not arrow or soname.startswith(_LIBC) or not rest.startswith("/"):
+            continue
+        libs.append((soname, Path(rest.split(" (")[0])))
+    return Path(exe), libs
+
+
+def host_available(recipe: Recipe) -> bool:
+    """Whether the ``host`` method can make `recipe` here (its programs are on PATH)."""
+    return bool(recipe.host) and all(shutil.which(p) for p in recipe.host)
+
+
+def _host_context(recipe: Recipe) -> tuple[bytes, str]:
+    """The build context (a tar) of `recipe` from this host, and a note of what it holds."""
+    files: dict[str, tuple[bytes, int]] = {}
+    steps, notes = [], []
+    for prog in recipe.host:
+        found = host_program(prog)
+        if found is None:
+            raise RuntimeError(f"the host has no {prog!r} on PATH: install it, or use --method "
+                               "debootstrap / dockerfile")
+        exe, libs = found
+        files[f"bin/{prog}"] = (exe.read_bytes(), 0o755)
+        for soname, path in libs:
+            files[f"lib/{soname}"] = (path.read_bytes(), 0o644)
+            target = os.path.dirname(str(path))
+            target = "/usr" + target if target.startswith("/lib") else target
+            # only what the image lacks: the image's own copies match its C library
+            steps.append(f"{{ [ -e {target}/{soname} ] || {{ mkdir -p {target} && "
+                         f"cp /tmp/codegym-host/lib/{soname} {target}/; }}; }}")
+        version = subprocess.run([str(exe), "--version"], capture_output=True, text=True, check=False,
+                                 timeout=60).stdout.strip()
+        notes.append(f"{prog} {version}".strip())
+        steps.append(f"/usr/local/bin/{prog} --version")
+    note = ", ".join(notes)
+    files["lib/.keep"] = (b"", 0o644)
+    # (the programs straight to their place: a copy made by RUN would be a second layer)
+    dockerfile = (f"FROM {recipe.base}\nCOPY bin/ /usr/local/bin/\nCOPY lib/ /tmp/codegym-host/lib/\n"
+                  f"RUN set -e; {' && '.join(steps)}; rm -rf /tmp/codegym-host\n"
+                  f'LABEL codegym.recipe="{recipe.name}" codegym.from-host="{note}"\n')
+    files["Dockerfile"] = (dockerfile.encode(), 0o644)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for name, (data, mode) in files.items():
+            ti = tarfile.TarInfo(name)
+            ti.size, ti.mode, ti.mtime = len(data), mode, 0
+            tf.addfile(ti, io.BytesIO(data))
+    return buf.getvalue(), note
+
+
+def build_local(client, tag: str, **kw):
+    """``docker build`` tagged `tag` from local images only: no pull, no network (`kw`: the
+    context, labels ...). Raises RuntimeError with the tail of the build log."""
+    import docker.errors  # noqa: PLC0415
+    try:
+        image, _ = client.images.build(tag=tag, pull=False, rm=True, forcerm=True, network_mode="none", **kw)
+    except docker.errors.BuildError as e:
+        tail = " | ".join(str(x.get("stream") or x.get("error") or "").strip()
+                          for x in list(e.build_log)[-4:] if isinstance(x, dict))
+        raise RuntimeError(f"docker build failed: {e.msg}" + (f" ({tail})" if tail else "")) from None
+    except docker.errors.APIError as e:
+        raise RuntimeError(f"docker build failed: {e.explanation or e}") from None
+    return image
+
+
+def build_from_host(client, recipe: Recipe, rebuild: bool, out=sys.stderr) -> None:
+    """``host`` method: `recipe.base` (a local image) plus the host's programs and the
+    libraries the image lacks, built with no pull and no network; the build runs each
+    program once, so an image whose C library is too old for them fails here."""
+    import docker.errors  # noqa: PLC0415
+    if not recipe.host or recipe.base is None:
+        raise RuntimeError(f"image {recipe.name!r} has no host recipe (use --method dockerfile or debootstrap)")
+    if not rebuild and image_info(client, recipe.tags[0]) is not None:
+        print(f"{recipe.tags[0]} exists (--rebuild to rebuild)", file=out)
+        return
+    if image_info(client, recipe.base) is None:
+        raise RuntimeError(f"the base image {recipe.base} is missing: build it first "
+                           f"(`codegym images build {IMAGE_RECIPES.get(recipe.base, 'python')}`)")
+    context, note = _host_context(recipe)
+    old = image_info(client, recipe.tags[0])
+    print(f"docker build {recipe.base} + host's {note} -> {', '.join(recipe.tags)}", file=out)
+    image = build_local(client, recipe.tags[0], fileobj=io.BytesIO(context), custom_context=True)
+    for t in recipe.tags[1:]:
+        image.tag(t)
+    if old is not None and not image.id.split(":", 1)[-1].startswith(old["id"]):
+        try:  # the image this rebuild replaced, unless something still uses it
+            client.images.remove(old["id"])
+        except docker.errors.APIError:
+            pass
+
+
 def list_rows(client) -> list[dict]:
     """One row per recipe: image, presence (None client: unknown), languages using it, packages."""
     rows = []
@@ -170,20 +290,13 @@ def task_image(client, dockerfile: str) -> str:
             return tag
         except docker.errors.ImageNotFound:
             pass
-        try:
-            client.images.build(fileobj=io.BytesIO(dockerfile.encode("utf-8")), tag=tag, pull=False,
-                                rm=True, forcerm=True, network_mode="none",
-                                labels={"codegym.task-image": "1"})
-        except docker.errors.BuildError as e:
-            tail = " | ".join(str(x.get("stream") or x.get("error") or "").strip()
-                              for x in list(e.build_log)[-4:] if isinstance(x, dict))
-            raise RuntimeError(f"docker build failed: {e.msg}" + (f" ({tail})" if tail else "")) from None
-        except docker.errors.APIError as e:
-            raise RuntimeError(f"docker build failed: {e.explanation or e}") from None
+        build_local(client, tag, fileobj=io.BytesIO(dockerfile.encode("utf-8")),
+                    labels={"codegym.task-image": "1"})
         _TASK_IMAGES.add(tag)
     return tag
 
 
 __all__ = ["DEFAULT_IMAGES", "IMAGE_RECIPES", "RECIPES", "Recipe", "SCRIPT", "DOCKERFILES", "default_names",
            "registry_reachable", "docker_client", "image_info", "build_with_dockerfile", "build_with_script",
-           "list_rows", "missing_image_message", "task_image"]
+           "build_from_host", "build_local", "host_available", "host_program", "list_rows", "missing_image_message",
+           "task_image"]

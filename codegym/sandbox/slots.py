@@ -177,6 +177,9 @@ class Slot:
 
     conn: Conn | None = None
     disk_mb = 0
+    #: the server cannot be signalled by the programs it runs (PID 1 of a namespace, or
+    #: its seccomp guard): a server that dies under a request died of the infrastructure
+    guarded = False
 
     @property
     def alive(self) -> bool:
@@ -223,6 +226,7 @@ class Slot:
                 or (uid is not None and hdr.get("uid") != uid)):
             self.stop()
             raise SlotStartError(f"{who} answered with an unexpected handshake")
+        self.guarded = hdr.get("guard") is True or hdr.get("pid") == 1
         return hdr
 
     # ----- one request

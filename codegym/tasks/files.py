@@ -3,8 +3,10 @@
 Relative to the YAML file that names them (a task file or its ``suite.yaml``):
 ``{file: rel}`` for statement / starter / solution files, ``stdin_file`` /
 ``expected_file`` in stdio cases, ``file`` in generator and program-checker specs,
-and a whole split as ``{glob: "data/*.in", expected_ext: ".out"}``. Every file read
-becomes a dependency of the document (`Doc.deps`: the cache key of the task).
+and a whole split as ``{glob: "data/*.in", expected_ext: ".out"}``. Each must
+resolve inside the suite folder (symlinks followed) and stay under the caps
+(`Doc.read_rel`; docs/tasks.md). Every file read becomes a dependency of the
+document (`Doc.deps`: the cache key of the task).
 """
 
 from __future__ import annotations
@@ -106,8 +108,11 @@ def _expand_glob(doc: Doc, spec: dict, loc: Loc) -> Any:
                 "a glob split takes only the keys glob and expected_ext")
         return []
     pattern, ext = spec.get("glob"), spec.get("expected_ext", ".out")
-    if not isinstance(pattern, str) or not pattern or os.path.isabs(pattern):
+    if not isinstance(pattern, str) or not pattern or os.path.isabs(pattern) or "\0" in pattern:
         doc.err(loc + ("glob",), "expected a glob pattern relative to the YAML file")
+        return []
+    if ".." in Path(pattern).parts:
+        doc.err(loc + ("glob",), f"a glob pattern cannot go up a folder ('..'): {pattern}")
         return []
     if not isinstance(ext, str):
         doc.err(loc + ("expected_ext",), "expected string")

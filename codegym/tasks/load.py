@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -22,14 +23,25 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from codegym.core.paths import display_path
-from codegym.core.yamldoc import Doc, DocError, DocValidationError, Loc, format_path, pydantic_message
+from codegym.core.yamlcompose import HARD_CAPS
+from codegym.core.yamldoc import (
+    DEFAULT_CAPS,
+    Caps,
+    Doc,
+    DocError,
+    DocValidationError,
+    Loc,
+    format_path,
+    inside,
+    pydantic_message,
+)
 from codegym.tasks.checks import semantic_errors
 from codegym.tasks.fields import SUITE_FILE, SUITE_META_KEY
 from codegym.tasks.files import inline_files
 from codegym.tasks.schema import CheckerSpec, GeneratorSpec, Task, TestCase
 
 __all__ = ["TaskError", "TaskValidationError", "SuiteDefaults", "load_task", "find_suite_file",
-           "read_suite_file", "suite_root", "default_task_id"]
+           "read_suite_file", "suite_root", "default_task_id", "CAP_KEYS", "CAP_HINT"]
 
 #: one problem of a task file (file, line, path, message)
 TaskError = DocError
@@ -53,11 +65,28 @@ def _message(e: dict) -> str:
 # --------------------------------------------------------------------------- suite files
 
 
+def _in_folder(path: Path) -> Path:
+    """`path` with its folder resolved but not the file itself: a symlinked task file
+    belongs to the folder it sits in (and must point inside its suite, see `_confined`)."""
+    path = Path(os.path.abspath(path))
+    return path.parent.resolve() / path.name
+
+
+def _confined(doc: Doc) -> bool:
+    """False (with the error recorded) when the YAML file itself resolves outside its root."""
+    real = os.path.realpath(doc.file)
+    if inside(real, os.path.realpath(doc.root)):
+        return True
+    doc.errors.append(DocError(doc.display, 1, "", f"is a symlink to {real}, outside its suite folder "
+                                                   f"{display_path(doc.root)}"))
+    return False
+
+
 def find_suite_file(task_file: Path) -> Path | None:
     """The suite.yaml that applies to a task file: the nearest one in its directory or an
     ancestor, not looking above a tasks root (a directory named ``tasks`` / ``_tasks``, or
     one holding ``pyproject.toml`` or ``.git``)."""
-    d = task_file.resolve().parent
+    d = _in_folder(task_file).parent
     while True:
         cand = d / SUITE_FILE
         if cand.is_file():
@@ -72,11 +101,19 @@ def find_suite_file(task_file: Path) -> Path | None:
 
 class SuiteDefaults(NamedTuple):
     """A parsed suite.yaml: the document (with its errors), the defaults merged under
-    every task, and the ``suite:`` description block."""
+    every task, the ``suite:`` description block and the caps of its tasks' files."""
 
     doc: Doc
     defaults: dict
     meta: dict
+    caps: Caps = DEFAULT_CAPS
+
+
+#: ``suite: {caps: {...}}`` keys -> (Caps field, unit in bytes); docs/tasks.md
+CAP_KEYS = {"file_mb": ("file_bytes", 1 << 20), "inlined_mb": ("inlined_bytes", 1 << 20),
+            "total_mb": ("total_bytes", 1 << 20), "nodes": ("nodes", 1)}
+#: how a user raises the caps (quoted in the errors they cause)
+CAP_HINT = "raise it in the suite's suite.yaml: suite: {caps: {...}}"
 
 
 _CACHE_LOCK = threading.Lock()
@@ -101,27 +138,30 @@ def _same_signature(sig: tuple) -> bool:
 
 def read_suite_file(path: Path) -> SuiteDefaults:
     """Parse a suite.yaml (cached by modification time)."""
-    path = Path(path).resolve()
+    path = _in_folder(path)
     with _CACHE_LOCK:
         hit = _SUITE_CACHE.get(path)
     if hit is not None and hit[0] == _signature(hit[1].doc.deps):
         return hit[1]
-    doc = Doc(path, display_path(path))
+    doc = Doc(path, display_path(path), root=path.parent, cap_hint=CAP_HINT)
     defaults: dict = {}
     meta: dict = {}
-    if doc.load():
+    if _confined(doc) and doc.load():
         if doc.data is None:
             doc.data = {}
         if not isinstance(doc.data, dict):
             doc.err((), "suite.yaml must be a mapping of default task fields")
         else:
-            inline_files(doc)
             defaults = dict(doc.data)
             meta = _suite_meta(doc, defaults.pop(SUITE_META_KEY, None) or {})
+            doc.caps = _suite_caps(doc, meta.get("caps"))
+            inline_files(doc)
+            _confine_repo_url(doc)
+            defaults = {k: v for k, v in doc.data.items() if k != SUITE_META_KEY}
             if "id" in defaults:
                 doc.err(("id",), "a suite cannot give a default id (ids must be unique)")
                 defaults.pop("id")
-    result = SuiteDefaults(doc, defaults, meta)
+    result = SuiteDefaults(doc, defaults, meta, doc.caps)
     with _CACHE_LOCK:
         _SUITE_CACHE[path] = (_signature(doc.deps), result)
     return result
@@ -132,9 +172,32 @@ def _suite_meta(doc: Doc, raw: Any) -> dict:
         doc.err((SUITE_META_KEY,), "expected mapping (e.g. {description: ...})")
         return {}
     for k in raw:
-        if k not in ("description", "name", "reward"):
-            doc.err((SUITE_META_KEY, k), f"unknown field {k!r}; allowed: description, name, reward")
+        if k not in ("description", "name", "reward", "caps"):
+            doc.err((SUITE_META_KEY, k), f"unknown field {k!r}; allowed: description, name, reward, caps")
     return raw
+
+
+def _suite_caps(doc: Doc, raw: Any) -> Caps:
+    """The caps a suite.yaml sets (``suite: {caps: {file_mb: 8, ...}}``) over the defaults,
+    each at most its `HARD_CAPS` value."""
+    if raw is None:
+        return DEFAULT_CAPS
+    at = (SUITE_META_KEY, "caps")
+    if not isinstance(raw, dict):
+        doc.err(at, f"expected a mapping of {', '.join(CAP_KEYS)}")
+        return DEFAULT_CAPS
+    over: dict[str, int] = {}
+    for k, v in raw.items():
+        if k not in CAP_KEYS:
+            doc.err(at + (k,), f"unknown cap {k!r}; allowed: {', '.join(CAP_KEYS)}")
+            continue
+        field, unit = CAP_KEYS[k]
+        most = getattr(HARD_CAPS, field) // unit
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= most:
+            doc.err(at + (k,), f"expected a number > 0 and <= {most}")
+            continue
+        over[field] = int(v * unit)
+    return DEFAULT_CAPS.replace(**over)
 
 
 def _is_tasks_root(d: Path) -> bool:
@@ -148,9 +211,9 @@ def suite_root(task_file: Path, suite_file: Path | None = None) -> Path:
     """The suite folder of a task file: where its suite.yaml is, else the folder directly
     under a tasks root (``tasks/``, ``_tasks/`` or a CODEGYM_TASKS entry) that holds it,
     else the file's own folder."""
-    task_file = task_file.resolve()
+    task_file = _in_folder(task_file)
     if suite_file is not None:
-        return suite_file.resolve().parent
+        return _in_folder(suite_file).parent
     d = task_file.parent
     while d.parent != d:
         if _is_tasks_root(d.parent):
@@ -163,7 +226,7 @@ def suite_root(task_file: Path, suite_file: Path | None = None) -> Path:
 
 def default_task_id(task_file: Path, suite_file: Path | None) -> str:
     """``<suite folder>/<path of the file inside the suite, without .yaml>``."""
-    task_file = task_file.resolve()
+    task_file = _in_folder(task_file)
     root = suite_root(task_file, suite_file)
     rel = task_file.relative_to(root).with_suffix("").as_posix()
     return f"{root.name}/{rel}"
@@ -183,7 +246,7 @@ def load_task(path: str | os.PathLike) -> Task:
         raise TaskValidationError([TaskError(display_path(path), 1, "", "is a directory; "
                                              "use codegym.load_suite for a suite")])
     # Default ids depend on CODEGYM_TASKS (see suite_root), so it is part of the key.
-    key = (path.resolve(), os.environ.get("CODEGYM_TASKS", ""))
+    key = (_in_folder(path), os.environ.get("CODEGYM_TASKS", ""))
     with _CACHE_LOCK:
         hit = _TASK_CACHE.get(key)
     if hit is not None and _same_signature(hit[0]):
@@ -192,6 +255,32 @@ def load_task(path: str | os.PathLike) -> Task:
     with _CACHE_LOCK:
         _TASK_CACHE[key] = (_signature(deps), task)
     return task
+
+
+_REMOTE_RE = re.compile(r"^(?:([A-Za-z][A-Za-z0-9+.\-]*)://|[\w.\-]+@[\w.\-]+:)")
+
+
+def _confine_repo_url(doc: Doc) -> None:
+    """A repository task's ``repo.url`` that names a local path (a folder, bundle or
+    tarball the judge copies into the workspace) must resolve inside the suite folder,
+    as every file a task names; ``file://`` URLs are refused (a remote URL is fine)."""
+    repo = doc.data.get("repo")
+    url = repo.get("url") if isinstance(repo, dict) else None
+    if not isinstance(url, str) or not url.strip():
+        return
+    m = _REMOTE_RE.match(url)
+    if m and (m.group(1) or "").lower() != "file":
+        return
+    loc = ("repo", "url")
+    if m:
+        doc.err(loc, f"file:// repository URLs are not allowed in a task file ({url}): name a path "
+                     "inside the suite folder")
+        return
+    real = os.path.realpath(os.path.join(doc.base, os.path.expanduser(url)))
+    root = os.path.realpath(doc.root)
+    if not inside(real, root):
+        doc.err(loc, f"{url} resolves to {real}, outside the suite folder {display_path(root)}: a local "
+                     "repository must be inside its suite folder (symlinks are followed)")
 
 
 def _deep_merge(base: Any, over: Any) -> Any:
@@ -205,9 +294,14 @@ def _deep_merge(base: Any, over: Any) -> Any:
 
 
 def _load_uncached(path: Path) -> tuple[Task, list[Path]]:
-    doc = Doc(path.resolve(), display_path(path))
-    if not doc.load():
-        raise TaskValidationError(doc.errors)
+    # the suite first: its folder confines the files the task names, its caps bound them
+    task_file = _in_folder(path)
+    suite_file = find_suite_file(task_file)
+    sd = read_suite_file(suite_file) if suite_file is not None else None
+    doc = Doc(task_file, display_path(path), root=suite_root(task_file, suite_file),
+              caps=sd.caps if sd is not None else DEFAULT_CAPS, cap_hint=CAP_HINT)
+    if not _confined(doc) or not doc.load():  # (a broken suite.yaml may be why: its errors too)
+        raise TaskValidationError(doc.errors + (sd.doc.errors if sd is not None else []))
     if not isinstance(doc.data, dict):
         doc.err((), "a task file must be a mapping of task fields")
         raise TaskValidationError(doc.errors)
@@ -215,22 +309,21 @@ def _load_uncached(path: Path) -> tuple[Task, list[Path]]:
         doc.err((), "suite.yaml holds suite defaults, not a task")
         raise TaskValidationError(doc.errors)
     inline_files(doc)
+    _confine_repo_url(doc)
 
-    suite_file = find_suite_file(path)
     # Candidate suite.yaml locations are dependencies too: creating one changes the task.
-    deps = list(doc.deps) + [path.resolve().parent / SUITE_FILE]
+    deps = list(doc.deps) + [task_file.parent / SUITE_FILE]
     docs = [doc]
     defaults: dict = {}
     errors = list(doc.errors)
-    if suite_file is not None:
-        sd = read_suite_file(suite_file)
+    if sd is not None:
         docs.append(sd.doc)
         deps += sd.doc.deps
         errors += sd.doc.errors
         defaults = copy.deepcopy(sd.defaults)
     merged = _deep_merge(defaults, copy.deepcopy(doc.data))
     if "id" not in doc.data:
-        merged["id"] = default_task_id(path, suite_file)
+        merged["id"] = default_task_id(task_file, suite_file)
     task = _validate(merged, path, docs, errors)
     if errors or task is None:
         errors.sort(key=lambda e: (e.file != doc.display, e.file, e.line))

@@ -1,7 +1,7 @@
 """The Docker backend (codegym.sandbox.docker) on a real engine.
 
-Verdicts of Python, C and C++ programs (and parity with the local backend on the
-same programs), the container's isolation (no network, read-only root, no
+Verdicts of Python, C, C++ and JavaScript programs (and parity with the local backend
+on the same programs: every language that runs locally), the container's isolation (no network, read-only root, no
 capabilities, non-root), recycling after damage and after `max_runs`, per-task
 containers, and cleanup on close. Without an engine (or the default images) the
 tests skip with the reason printed, except in CI (``CI=true``), where they fail.
@@ -38,7 +38,7 @@ def docker_or_skip():
             except Exception:  # noqa: BLE001
                 missing.append(img)
         if missing:
-            reason = f"docker images missing: {missing} (run `codegym images build python polyglot`)"
+            reason = f"docker images missing: {missing} (run `codegym images build python polyglot node`)"
     if reason:
         print(f"docker tests: {reason}")
         if IN_CI:
@@ -102,8 +102,18 @@ PROGRAMS = {
         "output_limit": "#include <iostream>\nint main(){ for(;;) std::cout << \"xxxxxxxxxxxxxxxx\"; }",
         "compile_error": "int main() { this is not c++; }",
     },
+    "javascript": {
+        "ok": "const [a, b] = require('fs').readFileSync(0, 'utf8').trim().split(/\\s+/).map(Number);\n"
+              "console.log(a + b);",
+        "runtime_error": "throw new Error('boom');",
+        "timeout": "for (;;) {}",
+        "memory_limit": "const k = []; for (let i = 0; i < 64; i++) k.push(Buffer.alloc(32 << 20, 1));\n"
+                        "console.log(k.length);",
+        "output_limit": "const fs = require('fs'); const b = Buffer.alloc(1 << 16, 120); for (;;) fs.writeSync(1, b);",
+        "compile_error": "function ( {",
+    },
 }
-MAIN = {"python": "main.py", "c": "main.c", "cpp": "main.cpp"}
+MAIN = {"python": "main.py", "c": "main.c", "cpp": "main.cpp", "javascript": "main.js"}
 LIMITS = Limits(time_s=1, wall_s=3, memory_mb=256, output_bytes=64 << 10)
 CASES = [(lang, status) for lang, progs in PROGRAMS.items() for status in progs]
 
@@ -119,7 +129,7 @@ def test_verdict_matches_expected_and_local(lang: str, expected: str, dsb, lsb) 
     if expected == "output_limit":
         assert r.stdout_truncated and len(r.stdout) <= LIMITS.output_bytes
     if expected == "compile_error":
-        assert r.phase == "compile" and "error" in r.stderr
+        assert r.phase == "compile" and "error" in r.stderr.lower()
     local = lsb.execute(lang, files, stdin="2 40\n", limits=LIMITS)
     assert local.status == r.status, f"local says {local.status} ({local.message}), docker {r.status}"
 

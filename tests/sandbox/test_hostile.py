@@ -1,7 +1,7 @@
 """The hostile-program corpus: every program in tests/hostile/ must be contained.
 
 Owns the corpus runner. Each file in ``tests/hostile/`` is one attack (Python
-``.py`` or C ``.c``) whose leading comment block declares its metadata::
+``.py``, C ``.c`` or JavaScript ``.js``) whose leading comment block declares its metadata::
 
     # attack: what it tries
     # verdict: timeout|runtime_error      allowed ExecResult statuses
@@ -56,6 +56,9 @@ import pytest
 from codegym.core.limits import COMPILE_LIMITS, Limits
 
 HOSTILE = Path(__file__).with_name("hostile")
+#: corpus file suffix -> language, and the language's main file
+LANGUAGES = {".py": "python", ".c": "c", ".js": "javascript"}
+MAIN_FILES = {"python": "main.py", "c": "main.c", "javascript": "main.js"}
 REPO = Path(__file__).resolve().parents[2]
 MODES = ("bwrap", "rlimits")
 #: the secret marker is split so that neither this file nor the corpus contains it whole
@@ -124,7 +127,7 @@ def load_program(path: Path) -> Program:
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
         raise ValueError(f"{path.name}: unknown checks {unknown}")
-    return Program(path=path, meta=meta, language="c" if path.suffix == ".c" else "python",
+    return Program(path=path, meta=meta, language=LANGUAGES[path.suffix],
                    verdicts=tuple(v.strip() for v in meta["verdict"].split("|")),
                    limits=Limits(**lim), checks=checks,
                    bwrap_only=meta.get("bwrap_only", "false") == "true",
@@ -132,7 +135,7 @@ def load_program(path: Path) -> Program:
 
 
 def corpus() -> list[Path]:
-    return sorted(p for p in HOSTILE.iterdir() if p.suffix in (".py", ".c") and not p.name.startswith("."))
+    return sorted(p for p in HOSTILE.iterdir() if p.suffix in LANGUAGES and not p.name.startswith("."))
 
 
 # --------------------------------------------------------------------------- host observations
@@ -474,8 +477,7 @@ def check_bounded_wall(c: Ctx) -> None:
 
 
 def check_rerun_clean(c: Ctx) -> None:
-    files = {("main.c" if c.program.language == "c" else "main.py"):
-             c.program.source(c.subst)}
+    files = {MAIN_FILES[c.program.language]: c.program.source(c.subst)}
     r = c.sb.execute(c.program.language, files, limits=c.program.limits, argv=c.argv)
     if "POISONED" in r.stdout or "clean start" not in r.stdout:
         c.failures.append(f"a second run of the same build was affected by the first: {r.status} {r.stdout[:300]!r}")
@@ -616,6 +618,9 @@ def test_hostile_program(path: Path, mode: str, host: Host, secrets) -> None:
         pytest.skip(reason)
     if program.language == "c" and shutil.which("gcc") is None:
         pytest.skip("gcc is not installed")
+    if program.language == "javascript" and shutil.which("node") is None:
+        print(f"skip {program.name}: node is not installed")
+        pytest.skip("node is not installed")
     sb = host.sandbox(mode)
     result, failures, elapsed = attack(program, mode, sb, host, secrets)
     _record({"program": program.name, "mode": mode, "status": result.status, "expected": "|".join(program.verdicts),
@@ -630,7 +635,7 @@ def attack(program: Program, mode: str, sb, host: Host, secrets) -> tuple[object
     token, secret, hostdir, secret_id = secrets
     argv = [token, str(REPO), str(hostdir), str(os.getpid()), os.readlink("/proc/self/ns/pid")]
     subst = {"TOKEN": token, "REPO": str(REPO), "HOSTDIR": str(hostdir), "SECRET_ID": secret_id}
-    files = {("main.c" if program.language == "c" else "main.py"): program.source(subst)}
+    files = {MAIN_FILES[program.language]: program.source(subst)}
     listener = Listener(token) if ("{port}" in program.meta.get("stdin", "")
                                    or "no_connection" in program.checks) else None
     stdin = program.meta.get("stdin", "")
@@ -663,7 +668,7 @@ def attack(program: Program, mode: str, sb, host: Host, secrets) -> tuple[object
 
 
 def test_corpus_headers() -> None:
-    """Every corpus file parses, declares a known verdict, and the corpus covers both languages."""
+    """Every corpus file parses, declares a known verdict, and the corpus covers its languages."""
     from codegym.sandbox.types import STATUSES
     progs = [load_program(p) for p in _PROGRAMS]
     assert len(progs) >= 30
@@ -672,7 +677,7 @@ def test_corpus_headers() -> None:
         if p.bwrap_only:
             assert p.meta.get("reason"), f"{p.name}: bwrap_only needs a `reason:`"
     langs = {p.language for p in progs}
-    assert langs == {"python", "c"}
+    assert langs == set(LANGUAGES.values())
 
 
 class _NoSandbox:

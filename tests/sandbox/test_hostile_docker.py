@@ -4,7 +4,8 @@ Owns nothing of the corpus: programs, their declared verdicts, the host-side
 checks and the judge-level forgeries all come from tests/test_hostile.py, whose
 test functions run here unchanged with the isolation mode "docker" on a
 one-container `DockerSandbox` (``bwrap_only`` programs run too: a container has
-its own namespaces). Every verdict must be one the program declares, nothing may
+its own namespaces; JavaScript ones in codegym/node, so the corpus is the same on
+both backends). Every verdict must be one the program declares, nothing may
 escape (no file, process, connection or secret on the host), the next run in the
 same container must start clean, and closing the sandbox must leave no container,
 container process or descriptor behind.
@@ -39,10 +40,11 @@ class DockerHost(th.Host):
             from codegym.sandbox.docker import DockerSandbox
             fds_before = th.fd_targets()
             sb = DockerSandbox(workers=1)
-            # warm up both images (Python, and C/C++) so that baseline descriptor
-            # counts include the attach sockets of both containers
+            # warm up every image (Python, C/C++, JavaScript) so that baseline descriptor
+            # counts include the attach sockets of their containers
             for lang, files in (("python", {"main.py": "print(1)"}),
-                                ("c", {"main.c": "int main(void){return 0;}"})):
+                                ("c", {"main.c": "int main(void){return 0;}"}),
+                                ("javascript", {"main.js": "console.log(1)"})):
                 r = sb.execute(lang, files)
                 assert r.status == "ok", r
             self.fds |= {t for t in th.fd_targets() - fds_before if t.startswith(("pipe:", "socket:"))}

@@ -52,13 +52,31 @@ _SECCOMP_BLOCK = {
 }
 
 
-def _seccomp_program(machine: str) -> bytes | None:
+#: the server's guard, by architecture: syscalls that could kill or cripple the server
+#: (`guard_pid`) from a program of its own uid (the rlimits mode): signals to it, to its
+#: process group or to every process (-1), its resource limits; tkill and
+#: pidfd_send_signal (a thread or /proc directory of the server) are refused outright.
+#: Inside a namespace the server is PID 1 and the kernel already drops such signals.
+_GUARD = {
+    # AUDIT_ARCH: ({nr: what arg 0 may not be}, refused syscalls)
+    "x86_64": ({62: "pid", 129: "pid", 234: "tgid", 297: "tgid", 302: "tgid", 434: "tgid"}, (200, 424)),
+    "aarch64": ({129: "pid", 138: "pid", 131: "tgid", 240: "tgid", 261: "tgid", 434: "tgid"}, (130, 424)),
+}
+
+
+def _seccomp_program(machine: str, guard_pid: int | None = None) -> bytes | None:
     """A classic-BPF seccomp filter: EPERM (ENOSYS for io_uring) for the blocked
-    syscalls, EPERM for every syscall of a foreign ABI (int 0x80, x32), else allow."""
+    syscalls, EPERM for every syscall of a foreign ABI (int 0x80, x32), EPERM for a
+    signal or an rlimit aimed at `guard_pid` (the server, see _GUARD), else allow."""
     spec = _SECCOMP_BLOCK.get(machine)
     if spec is None:
         return None
     arch, x32, block = spec
+    block = dict(block)
+    rules: dict = {}
+    if guard_pid is not None and machine in _GUARD:
+        rules, refused = _GUARD[machine]
+        block.update({nr: 1 for nr in refused})
     ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
     allow, errno_ = 0x7FFF0000, 0x00050000
     body: list[tuple] = [(ld, 0, 0, 4), ("jeq_arch",), (ld, 0, 0, 0)]
@@ -66,6 +84,15 @@ def _seccomp_program(machine: str) -> bytes | None:
         body.append(("jge", x32, "eperm"))
     for nr, err in block.items():
         body.append(("jeq", nr, "eperm" if err == 1 else "enosys"))
+    for nr, kind in rules.items():
+        bad = [guard_pid]
+        if kind == "pid":  # the server, its process group, every process
+            bad += [(-guard_pid) & 0xFFFFFFFF, 0xFFFFFFFF]
+        # nr != this one: skip the check (the load, the comparisons, the allow)
+        body.append(("skip", nr, len(bad) + 2))
+        body.append((ld, 0, 0, 16))  # the low 32 bits of arg 0 (a pid_t)
+        body += [("jeq", v, "eperm") for v in bad]
+        body.append((ret, 0, 0, allow))
     body.append((ret, 0, 0, allow))
     labels = {"eperm": len(body), "enosys": len(body) + 1}
     body += [(ret, 0, 0, errno_ | 1), (ret, 0, 0, errno_ | 38)]
@@ -73,6 +100,8 @@ def _seccomp_program(machine: str) -> bytes | None:
     for i, ins in enumerate(body):
         if ins[0] == "jeq_arch":
             ins = (jeq, 0, labels["eperm"] - (i + 1), arch)
+        elif ins[0] == "skip":
+            ins = (jeq, 0, ins[2], ins[1])
         elif ins[0] in ("jeq", "jge"):
             ins = (jeq if ins[0] == "jeq" else jge, labels[ins[2]] - (i + 1), 0, ins[1])
         out.append(struct.pack("=HBBI", *ins))
@@ -99,12 +128,13 @@ class SeccompFilter:
         return self._prctl(22, 2, self._addr, 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
 
 
-def prepare_seccomp() -> SeccompFilter | None:
-    """The filter for this machine, None when it cannot be applied here. Sets
+def prepare_seccomp(guard_pid: int | None = None) -> SeccompFilter | None:
+    """The filter for this machine, None when it cannot be applied here; with
+    `guard_pid`, programs cannot signal that process (the server: see _GUARD). Sets
     no_new_privs on this process (inherited by every child; required by the filter),
     and applies the filter once in a throwaway child to know it works."""
     import platform  # noqa: PLC0415
-    prog = _seccomp_program(platform.machine())
+    prog = _seccomp_program(platform.machine(), guard_pid)
     if prog is None:
         return None
     if libc_prctl()(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS

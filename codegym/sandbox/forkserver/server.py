@@ -115,8 +115,8 @@ class Server:
         prctl(PR_SET_DUMPABLE, 0)  # (again: resolves the ctypes function before the freeze)
         rlimit_plan({"fsize": 1, "stack": 1, "nofile": 1, "nproc": 1, "as": 1})  # caches hard limits
         self.streams = self.make_streams()
-        try:
-            self.filter = prepare_seccomp()
+        try:  # (guarding the server: a program of its uid cannot signal it or change its rlimits)
+            self.filter = prepare_seccomp(os.getpid())
         except Exception:
             self.filter = None
         self.seccomp = self.filter is not None
@@ -159,7 +159,7 @@ class Server:
         self.setup()
         self.send({"op": "ready", "protocol": PROTOCOL, "pid": os.getpid(), "uid": os.getuid(),
                    "python": sys.version.split()[0], "executable": sys.executable,
-                   "seccomp": self.seccomp})
+                   "seccomp": self.seccomp, "guard": self.seccomp or self.pid1})
         while True:
             try:
                 hdr = self.reader.header()
