@@ -35,7 +35,8 @@ SOURCES = {
 def run(name: str, out: Path, max_plus: int | None, sandbox) -> dict:
     src, mode = SOURCES[name]
     t0 = time.monotonic()
-    report = import_humaneval(src, out / name, mode=mode, max_plus=max_plus, sandbox=sandbox, validate=False)
+    report = import_humaneval(src, out / name, mode=mode, max_plus=max_plus, sandbox=sandbox, validate=False,
+                              verify=False)   # the references are judged below, timed
     t_import = time.monotonic() - t0
     suite = load_suite(out / name)
     t_load = time.monotonic() - t0 - t_import

@@ -27,6 +27,7 @@ from codegym.sandbox import make_sandbox
 from codegym.tasks.fields import SPLITS
 from codegym.tasks.repo import with_reference
 from codegym.tasks.suite import SuiteCheck, check_suite, list_suites
+from codegym.wrappers.config import RewardConfigError, suite_reward
 
 __all__ = ["register", "cmd_tasks_validate", "cmd_tasks_list", "checked_suites"]
 
@@ -79,6 +80,14 @@ def cmd_tasks_validate(args: argparse.Namespace) -> int:
             print(f"error: {e}")
             n_errors += 1
             continue
+        try:  # the suite's declared default reward (suite.yaml `suite: {reward: ...}`)
+            suite_reward(check.root)
+        except RewardConfigError as e:
+            for err in e.errors:
+                if err not in printed:
+                    printed.add(err)
+                    n_errors += 1
+                    print(err)
         for path, task, errs in check.results:
             n_files += 1
             if errs:

@@ -4,11 +4,13 @@ Each importer reads a benchmark's own format and writes a suite folder (``suite.
 + one task YAML per problem) that `codegym.tasks.suite.load_suite` and
 ``gym.make("codegym/Suite-v0", suite=DIR)`` use as is; ids keep the source's
 (``HumanEval/0`` -> ``humaneval/HumanEval_0``). Importers: `humaneval` (HumanEval,
-EvalPlus HumanEval+ / MBPP+), `multiple` (MultiPL-E), `lcb` (LiveCodeBench, the
-LeetCode contest set), `swebench` (SWE-bench). Shared parts: `common` (records, names,
-the report), `values`, `yamlout`, `references` (reference runs in the sandbox).
-Command line: ``codegym import ...`` (`codegym.cli.imports`); docs/eval.md. Names are
-imported lazily, so ``import codegym.importers`` stays cheap.
+EvalPlus HumanEval+ / MBPP+), `multiple` (MultiPL-E), `lcb` (LiveCodeBench; its few-shot
+files: `lcb_fewshot`), `leetcode` (the DeepSeek LeetCode contest set), `swebench`
+(SWE-bench); `detect` finds which one reads a file and `auto` runs it. Shared parts:
+`common` (records, names, the report), `values`, `yamlout`, `references` (reference
+runs in the sandbox, judging the imported references). Command line: ``codegym import
+...`` (`codegym.cli.imports`); docs/importers.md. Names are imported lazily, so
+``import codegym.importers`` stays cheap.
 """
 
 from __future__ import annotations
@@ -27,7 +29,12 @@ _EXPORTS = {
     "load_lcb": "codegym.importers.lcb",
     "lcb_task": "codegym.importers.lcb",
     "LCBProblem": "codegym.importers.lcb",
-    "import_leetcode_contest": "codegym.importers.lcb",
+    "import_leetcode_contest": "codegym.importers.leetcode",
+    "leetcode_contest_task": "codegym.importers.leetcode",
+    "import_file": "codegym.importers.auto",
+    "detect_file": "codegym.importers.detect",
+    "detect_records": "codegym.importers.detect",
+    "verify_references": "codegym.importers.references",
     "import_swebench": "codegym.importers.swebench",
     "syntax_check": "codegym.judge.syntax",
     "precheck": "codegym.judge.syntax",

@@ -1,4 +1,4 @@
-"""LiveCodeBench importer (``codegym import lcb``), its loader, and the LeetCode-contest importer.
+"""LiveCodeBench importer (``codegym import lcb``) and its loader.
 
 `load_lcb(path_or_dataset, since=, until=, difficulty=)` reads LCB's own schema from
 ``.jsonl``/``.json`` files (optionally gzipped), a directory of them, or a hub dataset
@@ -6,14 +6,16 @@
 unpickler that refuses every global. `lcb_task` / `import_lcb` make one task per
 problem (``lcb/<question_id>``): functional tests -> ``kind: function`` calling
 ``Solution.<func_name>``, stdin tests -> ``kind: stdio``; ``hidden`` is public +
-private; ``metadata.release_date`` allows contamination windows.
-`import_leetcode_contest`: the DeepSeek-Coder LeetCode contest set as function tasks.
-Float answers are compared with a tolerance (LCB: exact); docs/eval.md has the details.
+private; ``metadata.release_date`` allows contamination windows. The tasks are judged
+like LCB's harness: its import block runs first (`LCB_PREAMBLE`), functional answers
+compare with ``==`` (a returned tuple as a list), stdin answers line by line with
+LCB's decimal rule (checker ``decimal_lines``), 6 s per test. LCB's few-shot example
+files (``question``/``answer``) import through `codegym.importers.lcb_fewshot`; a
+LeetCode-contest file is named as such. docs/importers.md has the rules.
 """
 
 from __future__ import annotations
 
-import ast
 import base64
 import io
 import json
@@ -28,15 +30,18 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from codegym.importers.common import ImportError_, ImportReport, read_records, task_name, write_import
+from codegym.importers.common import ImportError_, ImportReport, missing_fields, read_source, task_name, write_import
+from codegym.importers.detect import detect_records
+from codegym.importers.lcb_fewshot import fewshot_tasks
 from codegym.importers.values import is_plain_value
-from codegym.judge.protocol import parse_python
 
 __all__ = ["LCBTest", "LCBProblem", "load_lcb", "decode_private_tests", "lcb_task", "import_lcb",
-           "import_leetcode_contest", "leetcode_contest_task", "LCB_PRELUDE", "FLOAT_CHECKER"]
+           "LCB_IMPORT_STRING", "LCB_PREAMBLE", "LCB_TIME_S", "as_date", "difficulties", "keep_problem",
+           "has_float", "REQUIRED_FIELDS", "lcb_records"]
 
-#: the imports LiveCodeBench's runner prepends to every program (lcb_runner testing_util)
-LCB_PRELUDE = (
+#: LiveCodeBench's ``import_string`` (lcb_runner/evaluation/testing_util.py), verbatim: its
+#: harness prepends it to every program, functional and stdin alike
+LCB_IMPORT_STRING = (
     "from string import *\nfrom re import *\nfrom datetime import *\nfrom collections import *\n"
     "from heapq import *\nfrom bisect import *\nfrom copy import *\nfrom math import *\nfrom random import *\n"
     "from statistics import *\nfrom itertools import *\nfrom functools import *\nfrom operator import *\n"
@@ -45,10 +50,15 @@ LCB_PRELUDE = (
     "import math\nimport random\nimport statistics\nimport itertools\nimport functools\nimport operator\n"
     "import io\nimport sys\nimport json\nsys.setrecursionlimit(50000)\n"
 )
-#: checker of tasks whose expected outputs hold floats
-FLOAT_CHECKER = {"type": "float", "abs_tol": 1e-6, "rel_tol": 1e-6}
-#: LCB runner's default per-test timeout (seconds)
+#: what the judge runs before an LCB program: the import string, and the limit on int
+#: digits LCB's evaluation process sets (compute_code_generation_metrics) for its programs
+LCB_PREAMBLE = LCB_IMPORT_STRING + "sys.set_int_max_str_digits(50000)\n"
+#: LCB runner's default per-test timeout (seconds; ``signal.alarm(6)``)
 LCB_TIME_S = 6.0
+#: memory limit of the tasks (LCB's harness sets none)
+LCB_MEMORY_MB = 4096
+#: the fields a record must have
+REQUIRED_FIELDS = ("question_id", "question_content")
 _LICENCE = "MIT (LiveCodeBench); problem statements belong to their platforms (evaluation use)"
 
 
@@ -104,6 +114,11 @@ class LCBProblem:
                 out.append(LCBTest(str(t["input"]), str(t["output"]), str(t.get("testtype") or "stdin")))
             return out
 
+        missing = missing_fields(rec, REQUIRED_FIELDS)
+        if not missing and rec.get("public_test_cases") is None and rec.get("private_test_cases") is None:
+            missing = ["public_test_cases"]
+        if missing:
+            raise ValueError(f"missing field {', '.join(map(repr, missing))}")
         meta = rec.get("metadata") or {}
         if isinstance(meta, str):
             meta = json.loads(meta) if meta.strip() else {}
@@ -170,7 +185,7 @@ def _parse_datetime(value: Any) -> datetime | None:
         return datetime.fromisoformat(s[:10])
 
 
-def _as_date(value: date | str | None, what: str) -> date | None:
+def as_date(value: date | str | None, what: str) -> date | None:
     if value is None or isinstance(value, date):
         return value.date() if isinstance(value, datetime) else value
     try:
@@ -179,7 +194,7 @@ def _as_date(value: date | str | None, what: str) -> date | None:
         raise ValueError(f"{what} must be YYYY-MM-DD, got {value!r}") from None
 
 
-def _keep(release: date | None, diff: str, since: date | None, until: date | None,
+def keep_problem(release: date | None, diff: str, since: date | None, until: date | None,
           difficulty: set[str] | None) -> bool:
     if since is not None or until is not None:
         if release is None or (since is not None and release < since) or (until is not None and release > until):
@@ -189,7 +204,7 @@ def _keep(release: date | None, diff: str, since: date | None, until: date | Non
     return True
 
 
-def _difficulties(difficulty: str | Iterable[str] | None) -> set[str] | None:
+def difficulties(difficulty: str | Iterable[str] | None) -> set[str] | None:
     if difficulty is None:
         return None
     if isinstance(difficulty, str):
@@ -223,34 +238,52 @@ def _hub_records(name: str) -> list[dict]:
     return [dict(r) for r in ds]
 
 
+def lcb_records(path_or_dataset: str | os.PathLike) -> tuple[list[tuple[str, dict]], list[tuple[str, str]]]:
+    """(where, record) of every record of the LCB files (or hub dataset), and the lines
+    that are not JSON objects (where, why); where is ``line 12`` (``file: line 12`` in a
+    directory, ``row 12`` of a hub dataset)."""
+    p = Path(path_or_dataset)
+    if not p.exists():
+        return [(f"row {i}", r) for i, r in enumerate(_hub_records(str(path_or_dataset)), 1)], []
+    records, bad = [], []
+    for f in _lcb_files(p):
+        src = read_source(f)
+        prefix = f"{f.name}: " if p.is_dir() else ""
+        records += [(prefix + w, r) for w, r in src.records]
+        bad += [(prefix + w, why) for w, why in src.bad]
+    return records, bad
+
+
 def load_lcb(path_or_dataset: str | os.PathLike, since: date | str | None = None, until: date | str | None = None,
              difficulty: str | Iterable[str] | None = None, platform: str | Iterable[str] | None = None,
-             errors: list | None = None) -> list[LCBProblem]:
+             errors: list | None = None, records: list[tuple[str, dict]] | None = None) -> list[LCBProblem]:
     """LiveCodeBench problems from files (``.jsonl``/``.json``, optionally gzipped, or a
-    directory of them) or a hub dataset name; filtered to ``since <= contest date <=
-    until`` (inclusive; problems without a date are dropped when a bound is given),
-    `difficulty` (names, case-insensitive, or a comma-separated string) and `platform`.
-    Records that cannot be decoded raise, unless `errors` is a list (then
-    ``(question_id, message)`` is appended and the record skipped)."""
-    p = Path(path_or_dataset)
-    if p.exists():
-        records = [r for f in _lcb_files(p) for r in read_records(f)]
-    else:
-        records = _hub_records(str(path_or_dataset))
-    lo, hi = _as_date(since, "since"), _as_date(until, "until")
-    diffs = _difficulties(difficulty)
-    plats = _difficulties(platform)
+    directory of them) or a hub dataset name (or the located `records` already read);
+    filtered to ``since <= contest date <= until`` (inclusive; problems without a date
+    are dropped when a bound is given), `difficulty` (names, case-insensitive, or a
+    comma-separated string) and `platform`. Records that cannot be decoded raise, unless
+    `errors` is a list (then ``(where, message)`` is appended and the record skipped)."""
+    if records is None:
+        records, bad = lcb_records(path_or_dataset)
+        if bad and errors is None:
+            raise ImportError_(f"{path_or_dataset}: {bad[0][0]}: {bad[0][1]}")
+        if errors is not None:
+            errors.extend(bad)
+    lo, hi = as_date(since, "since"), as_date(until, "until")
+    diffs = difficulties(difficulty)
+    plats = difficulties(platform)
     out = []
-    for rec in records:
-        qid = str(rec.get("question_id", "?"))
+    for where, rec in records:
+        at = f"{where} ({rec['question_id']})" if rec.get("question_id") else where
         try:
             prob = LCBProblem.from_record(rec)
         except (KeyError, ValueError, TypeError) as e:
+            msg = str(e) if str(e).startswith("missing field") else f"{type(e).__name__}: {e}"
             if errors is None:
-                raise ImportError_(f"LCB record {qid}: {type(e).__name__}: {e}") from None
-            errors.append((qid, f"{type(e).__name__}: {e}"))
+                raise ImportError_(f"LCB {at}: {msg}") from None
+            errors.append((at, msg))
             continue
-        if not _keep(prob.release_date, prob.difficulty, lo, hi, diffs):
+        if not keep_problem(prob.release_date, prob.difficulty, lo, hi, diffs):
             continue
         if plats is not None and prob.platform.lower() not in plats:
             continue
@@ -261,13 +294,13 @@ def load_lcb(path_or_dataset: str | os.PathLike, since: date | str | None = None
 # --------------------------------------------------------------------------- tasks
 
 
-def _has_float(x: Any) -> bool:
+def has_float(x: Any) -> bool:
     if isinstance(x, float):
         return True
     if isinstance(x, (list, tuple)):
-        return any(_has_float(v) for v in x)
+        return any(has_float(v) for v in x)
     if isinstance(x, dict):
-        return any(_has_float(v) for v in x.values())
+        return any(has_float(v) for v in x.values())
     return False
 
 
@@ -282,8 +315,12 @@ def _functional_args(text: str) -> list:
     return [json.loads(line) for line in text.split("\n") if line.strip() != ""]
 
 
-def lcb_task(prob: LCBProblem, *, suite: str = "lcb", time_s: float = LCB_TIME_S, memory_mb: int = 1024) -> dict:
-    """The task mapping of one LCB problem (raises ValueError when it cannot be one)."""
+def lcb_task(prob: LCBProblem, *, suite: str = "lcb", time_s: float = LCB_TIME_S,
+             memory_mb: int = LCB_MEMORY_MB, float_tol: float | None = None) -> dict:
+    """The task mapping of one LCB problem (raises ValueError when it cannot be one).
+
+    Judged like LCB's harness (see the module docstring); `float_tol` (not LCB's rule)
+    compares answers holding floats within that absolute/relative tolerance instead."""
     kind = prob.testtype
     if kind == "mixed":
         raise ValueError("mixes stdin and functional tests")
@@ -293,6 +330,7 @@ def lcb_task(prob: LCBProblem, *, suite: str = "lcb", time_s: float = LCB_TIME_S
     statement = prob.question_content.rstrip() + "\n"
     task: dict[str, Any] = {"id": f"{suite}/{task_name(prob.question_id)}",
                             "title": prob.question_title or prob.question_id}
+    tolerance = {"type": "float", "abs_tol": float_tol, "rel_tol": float_tol} if float_tol is not None else None
     if kind == "functional":
         fn = prob.func_name
         if not fn:
@@ -307,15 +345,17 @@ def lcb_task(prob: LCBProblem, *, suite: str = "lcb", time_s: float = LCB_TIME_S
 
         pub = [case(t, f"public-{i}") for i, t in enumerate(public)]
         hid = pub + [case(t, f"private-{i}") for i, t in enumerate(private)]
-        floats = any(_has_float(c["expected"]) for c in hid)
+        floats = any(has_float(c["expected"]) for c in hid)
         statement += (f"\nImplement the method `{fn}` of `class Solution` in `main.py` (the starter "
                       f"code below); it is called with the arguments of each test and must return the "
                       f"answer.\n\n```python\n{prob.starter_code.rstrip()}\n```\n")
         task.update({"statement": statement, "kind": "function", "language": "python",
-                     "entry_point": f"Solution.{fn}",
-                     "starter": {"main.py": LCB_PRELUDE + "\n" + prob.starter_code}})
+                     "entry_point": f"Solution.{fn}", "preamble": LCB_PREAMBLE,
+                     "starter": {"main.py": prob.starter_code}})
         task["tests"] = {"public": pub, "hidden": hid}
-        task["checker"] = dict(FLOAT_CHECKER) if floats else "exact"
+        # LCB: `prediction == expected` after a returned tuple becomes a list
+        task["checker"] = (dict(tolerance, seq_lenient="top") if tolerance and floats
+                           else {"type": "exact", "seq_lenient": "top"})
     else:
         def case(t: LCBTest, name: str) -> dict:
             return {"name": name, "stdin": t.input, "expected": t.output}
@@ -324,48 +364,71 @@ def lcb_task(prob: LCBProblem, *, suite: str = "lcb", time_s: float = LCB_TIME_S
         hid = pub + [case(t, f"private-{i}") for i, t in enumerate(private)]
         floats = any(_text_has_float(c["expected"]) for c in hid)
         statement += "\nRead the input from standard input and write the answer to standard output.\n"
-        task.update({"statement": statement, "kind": "stdio", "language": "python",
-                     "starter": {"main.py": LCB_PRELUDE}})
+        task.update({"statement": statement, "kind": "stdio", "language": "python", "preamble": LCB_PREAMBLE,
+                     "starter": {"main.py": ""}})
         task["tests"] = {"public": pub, "hidden": hid}
-        task["checker"] = dict(FLOAT_CHECKER) if floats else "tokens"
+        task["checker"] = tolerance if tolerance and floats else "decimal_lines"
     task["limits"] = {"time_s": time_s, "memory_mb": memory_mb}
+    task["metadata"] = _metadata(prob, kind, len(public), len(private),
+                                 f"float tolerance {float_tol:g} (LCB: exact)" if tolerance and floats else
+                                 ("== (a returned tuple as a list)" if kind == "functional" else
+                                  "stripped lines, equal or equal as decimals"))
+    return task
+
+
+def _metadata(prob: LCBProblem, kind: str, n_public: int, n_private: int, comparison: str) -> dict:
     meta: dict[str, Any] = {"source": "livecodebench", "licence": _LICENCE,
                             "difficulty": prob.difficulty.lower() or None,
                             "tags": [t for t in ("lcb", prob.platform.lower(), kind) if t]}
     if prob.release_date:
         meta["release_date"] = prob.release_date.isoformat()
     extra = {"source_id": prob.question_id, "platform": prob.platform, "contest_id": prob.contest_id,
-             "testtype": kind, "public_tests": len(public), "private_tests": len(private),
-             "comparison": ("float tolerance 1e-6 (LCB: exact)" if floats else "exact")}
+             "testtype": kind, "public_tests": n_public, "private_tests": n_private, "comparison": comparison,
+             "harness": "LiveCodeBench lcb_runner: import_string + program, 6 s per test"}
     if prob.contest_date:
         extra["contest_date"] = prob.contest_date.isoformat()
     if prob.func_name:
         extra["func_name"] = prob.func_name
     meta["extra"] = extra
-    task["metadata"] = {k: v for k, v in meta.items() if v is not None}
-    return task
+    return {k: v for k, v in meta.items() if v is not None}
 
 
 def import_lcb(path_or_dataset: str | os.PathLike, out_dir: str | os.PathLike, *, since: date | str | None = None,
                until: date | str | None = None, difficulty: str | Iterable[str] | None = None,
                platform: str | Iterable[str] | None = None, suite_name: str = "lcb", time_s: float = LCB_TIME_S,
-               memory_mb: int = 1024, limit: int | None = None, validate: bool = True) -> ImportReport:
+               memory_mb: int = LCB_MEMORY_MB, limit: int | None = None, validate: bool = True,
+               float_tol: float | None = None, verify: bool = True, sandbox: Any = None) -> ImportReport:
     """Import LiveCodeBench problems (see `load_lcb` for the sources and filters) into the
-    suite folder `out_dir`; one task per problem (`lcb_task`)."""
+    suite folder `out_dir`; one task per problem (`lcb_task`). LCB's few-shot example
+    files become tasks whose reference is the example's answer (judged with `verify`);
+    a LeetCode-contest file is an `ImportError_` naming its importer."""
     t0 = time.monotonic()
     report = ImportReport(source=str(path_or_dataset), out_dir=str(out_dir))
+    records, bad = lcb_records(path_or_dataset)
+    for where, why in bad:
+        report.skip(where, why)
+    det = detect_records([r for _, r in records], str(path_or_dataset))
+    if det.name == "lcb-fewshot":
+        tasks = fewshot_tasks(records, report, suite=suite_name, time_s=time_s, memory_mb=memory_mb,
+                              preamble=LCB_PREAMBLE)[:limit]
+        return write_import(report, out_dir, tasks, t0, name=suite_name, validate=validate, verify=verify,
+                            sandbox=sandbox, description="LiveCodeBench's few-shot examples (tests: the "
+                                                         "statements' examples; reference: the answers)")
+    if det.name not in (None, "lcb") and not any("question_id" in r for _, r in records):
+        raise ImportError_(f"{det.message} -- not LiveCodeBench's schema (no record has question_id)")
     errors: list = []
     problems = load_lcb(path_or_dataset, since=since, until=until, difficulty=difficulty, platform=platform,
-                        errors=errors)
-    report.skipped.extend(errors)
+                        errors=errors, records=records)
+    for where, why in errors:
+        report.skip(where, why)
     if limit is not None:
         problems = problems[:limit]
     tasks = []
     for prob in problems:
         try:
-            t = lcb_task(prob, suite=suite_name, time_s=time_s, memory_mb=memory_mb)
+            t = lcb_task(prob, suite=suite_name, time_s=time_s, memory_mb=memory_mb, float_tol=float_tol)
         except (ValueError, TypeError) as e:
-            report.skipped.append((prob.question_id, str(e)))
+            report.skip(prob.question_id, str(e))
             continue
         tasks.append(t)
         report.count(t["kind"])
@@ -374,136 +437,3 @@ def import_lcb(path_or_dataset: str | os.PathLike, out_dir: str | os.PathLike, *
                                    f"difficulty {difficulty}" if difficulty else "") if x)
     return write_import(report, out_dir, tasks, t0, name=suite_name, validate=validate, clean=False,
                         description="LiveCodeBench problems" + (f" ({window})" if window else ""))
-
-
-# --------------------------------------------------------------------------- LeetCode contest (DeepSeek)
-
-
-def _leetcode_cases(test_code: str) -> tuple[str, list[tuple[dict, Any]]]:
-    """(method name, [(kwargs, expected)]) of a DeepSeek LeetCode ``test`` block; ValueError
-    when a statement is not ``my_solution = Solution()``, ``test_input = {literal}`` or
-    ``assert my_solution.<m>(**test_input) == <literal>``."""
-    tree = parse_python(test_code)
-    method = None
-    current: dict | None = None
-    cases: list[tuple[dict, Any]] = []
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            target = node.targets[0].id
-            if target == "my_solution":
-                continue
-            if target == "test_input":
-                try:
-                    current = ast.literal_eval(node.value)
-                except ValueError:
-                    raise ValueError(f"line {node.lineno}: test input is not a literal "
-                                     f"({ast.unparse(node.value)[:60]})") from None
-                if not isinstance(current, dict):
-                    raise ValueError(f"line {node.lineno}: test_input is not a mapping")
-                continue
-            raise ValueError(f"line {node.lineno}: unsupported statement {ast.unparse(node)[:60]}")
-        if isinstance(node, ast.Assert):
-            t = node.test
-            ok = (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq)
-                  and isinstance(t.left, ast.Call) and isinstance(t.left.func, ast.Attribute)
-                  and isinstance(t.left.func.value, ast.Name) and t.left.func.value.id == "my_solution"
-                  and not t.left.args and len(t.left.keywords) == 1 and t.left.keywords[0].arg is None)
-            if not ok or current is None:
-                raise ValueError(f"line {node.lineno}: unsupported assertion {ast.unparse(node)[:60]}")
-            m = t.left.func.attr
-            if method not in (None, m):
-                raise ValueError(f"line {node.lineno}: several methods tested ({method}, {m})")
-            method = m
-            try:
-                expected = ast.literal_eval(t.comparators[0])
-            except ValueError:
-                raise ValueError(f"line {node.lineno}: expected value is not a literal") from None
-            cases.append((current, expected))
-            continue
-        raise ValueError(f"line {getattr(node, 'lineno', '?')}: unsupported statement {ast.unparse(node)[:60]}")
-    if method is None or not cases:
-        raise ValueError("no assertions")
-    return method, cases
-
-
-def leetcode_contest_task(rec: dict, *, suite: str = "leetcode-contest", time_s: float = LCB_TIME_S,
-                          memory_mb: int = 1024) -> dict:
-    """The function task of one DeepSeek LeetCode contest record (ValueError when its tests
-    are not plain literals)."""
-    method, raw = _leetcode_cases(rec["test"])
-    prompt = rec.get("prompt") or ""
-    # the prompt is a docstring (the statement) followed by the `class Solution` starter
-    m = re.search(r'^"""\n?(.*?)\n?"""\s*\n(.*)$', prompt, re.S)
-    text, starter = (m.group(1), m.group(2)) if m else (rec.get("prompt_sft") or prompt, "")
-    if "class Solution" not in starter:
-        raise ValueError("the prompt has no `class Solution` starter")
-    cases = []
-    for i, (kwargs, expected) in enumerate(raw):
-        if not (is_plain_value(kwargs) and is_plain_value(expected)):
-            raise ValueError(f"test {i}: values JSON cannot carry")
-        cases.append({"name": f"test-{i}", "kwargs": kwargs, "expected": expected})
-    # the statement's examples are the first tests (one per "Example N:")
-    n_examples = max(1, min(len(cases), len(re.findall(r"^Example \d+:", text, re.M))))
-    floats = any(_has_float(c["expected"]) for c in cases)
-    meta_src = rec.get("meta") or {}
-    start = rec.get("start_time")
-    release = datetime.fromtimestamp(start, tz=UTC).date().isoformat() if isinstance(start, (int, float)) \
-        else None
-    sid = str(rec.get("task_id") or meta_src.get("titleSlug") or "?")
-    difficulty = str(meta_src.get("difficulty") or "").lower() or None
-    statement = (text.strip() + f"\n\nImplement the method `{method}` of `class Solution` in `main.py` (the "
-                 f"starter code below); it is called with each test's arguments by name.\n\n```python\n"
-                 f"{starter.rstrip()}\n```\n")
-    metadata: dict[str, Any] = {
-        "source": "leetcode-contest", "licence": "MIT (DeepSeek-Coder evaluation data); statements: LeetCode",
-        "url": rec.get("url"), "tags": ["leetcode", "functional"],
-        "extra": {"source_id": sid, "question_id": meta_src.get("questionFrontendId") or meta_src.get("questionId"),
-                  "method": method, "comparison": "float tolerance 1e-6 (source: ==)" if floats else "exact"}}
-    if difficulty:
-        metadata["difficulty"] = difficulty
-    if release:
-        metadata["release_date"] = release
-    return {
-        "id": f"{suite}/{task_name(sid)}",
-        "title": str(meta_src.get("title") or rec.get("title") or sid),
-        "statement": statement,
-        "kind": "function",
-        "language": "python",
-        "entry_point": f"Solution.{method}",
-        "starter": {"main.py": LCB_PRELUDE + "\n" + starter},
-        "tests": {"public": cases[:n_examples], "hidden": cases},
-        "checker": dict(FLOAT_CHECKER) if floats else "exact",
-        "limits": {"time_s": time_s, "memory_mb": memory_mb},
-        "metadata": {k: v for k, v in metadata.items() if v is not None},
-    }
-
-
-def import_leetcode_contest(path: str | os.PathLike, out_dir: str | os.PathLike, *,
-                            since: date | str | None = None, until: date | str | None = None,
-                            difficulty: str | Iterable[str] | None = None, suite_name: str = "leetcode-contest",
-                            time_s: float = LCB_TIME_S, memory_mb: int = 1024, limit: int | None = None,
-                            validate: bool = True) -> ImportReport:
-    """Import the DeepSeek-Coder LeetCode contest file (LCB-style functional tasks) into `out_dir`."""
-    t0 = time.monotonic()
-    report = ImportReport(source=str(path), out_dir=str(out_dir))
-    lo, hi = _as_date(since, "since"), _as_date(until, "until")
-    diffs = _difficulties(difficulty)
-    tasks = []
-    for rec in read_records(path):
-        sid = str(rec.get("task_id", "?"))
-        try:
-            t = leetcode_contest_task(rec, suite=suite_name, time_s=time_s, memory_mb=memory_mb)
-        except (KeyError, ValueError, SyntaxError) as e:
-            report.skipped.append((sid, str(e)))
-            continue
-        rd = t["metadata"].get("release_date")
-        if not _keep(date.fromisoformat(rd) if rd else None, t["metadata"].get("difficulty") or "", lo, hi, diffs):
-            continue
-        tasks.append(t)
-        report.count("cases", len(t["tests"]["hidden"]))
-        if limit is not None and len(tasks) >= limit:
-            break
-    report.count("function", len(tasks))
-    return write_import(report, out_dir, tasks, t0, name=suite_name, validate=validate,
-                        description="LeetCode weekly/biweekly contest problems (DeepSeek-Coder evaluation set), "
-                                    "functional tests")

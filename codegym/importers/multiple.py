@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from codegym.importers.common import ImportReport, select_records, task_name, write_import
+from codegym.importers.common import ImportReport, located, missing_fields, select_records, task_name, write_import
 from codegym.judge.logs.julia import JuliaTestReport, julia_test_failures, julia_test_report
 
 __all__ = ["import_multiple", "build_multiple_tasks", "JuliaTestReport", "julia_test_report",
@@ -73,7 +73,8 @@ def _statement(prompt: str, language: str, entry: str | None) -> str:
             f"signature; {how}.\n\n```{language}\n{prompt.rstrip()}\n```\n")
 
 
-def build_multiple_tasks(records: Sequence[dict], *, suite_name: str | None = None, repair: bool = True,
+def build_multiple_tasks(records: Sequence[dict | tuple[str, dict]], *, suite_name: str | None = None,
+                         repair: bool = True,
                          public: str = "none", time_s: float | None = None,
                          report: ImportReport | None = None) -> list[dict]:
     """Task mappings for MultiPL-E records (see the module docstring).
@@ -85,17 +86,21 @@ def build_multiple_tasks(records: Sequence[dict], *, suite_name: str | None = No
         raise ValueError(f"public must be 'none' or 'tests', not {public!r}")
     report = report if report is not None else ImportReport(source="<records>")
     tasks = []
-    for rec in records:
+    for where, rec in located(records):
         name = str(rec.get("name") or rec.get("task_id") or "?")
+        at = f"{where} ({name})" if name != "?" else where
+        missing = missing_fields(rec, ("name", "language", "prompt")) + \
+            ([] if rec.get("tests") or rec.get("test") else ["tests"])
+        if missing:
+            report.skip(at, f"missing field {', '.join(map(repr, missing))}", f"missing field {missing[0]!r}")
+            continue
         lang = LANGUAGES.get(str(rec.get("language", "")).lower())
         if lang is None:
-            report.skipped.append((name, f"language {rec.get('language')!r} has no script harness in codegym "
-                                         f"(supported: {', '.join(sorted(set(LANGUAGES.values())))})"))
+            report.skip(at, f"language {rec.get('language')!r} has no script harness in codegym "
+                            f"(supported: {', '.join(sorted(set(LANGUAGES.values())))})",
+                        "language without a script harness")
             continue
-        prompt, tests = rec.get("prompt"), rec.get("tests") or rec.get("test")
-        if not prompt or not tests:
-            report.skipped.append((name, "missing prompt or tests"))
-            continue
+        prompt, tests = rec["prompt"], rec.get("tests") or rec.get("test")
         repairs: list[str] = []
         if repair:
             prompt, repairs = _repair(prompt)
@@ -160,8 +165,8 @@ def import_multiple(path: str | Path, out_dir: str | Path, *, suite_name: str | 
     ids / limit select records by name / the first N.
     """
     t0 = time.monotonic()
-    records = select_records(path, ids, limit, lambda r: str(r.get("name") or r.get("task_id")))
     report = ImportReport(source=str(path), out_dir=str(out_dir))
+    records = select_records(path, ids, limit, lambda r: str(r.get("name") or r.get("task_id")), report)
     tasks = build_multiple_tasks(records, suite_name=suite_name, repair=repair, public=public, time_s=time_s,
                                  report=report)
     suite = tasks[0]["id"].split("/", 1)[0] if tasks else (suite_name or "multipl-e")

@@ -1,8 +1,7 @@
 """codegym importer: run a reference function on inputs, in the sandbox (trusted program).
 
 Sent as ``main.py`` by `codegym.importers.references.run_reference`; the host imports
-`encode` (tagged wire values, strict mode) and `is_floats` from here, so both sides
-share one implementation. stdin: JSON {code, entry, inputs: [tagged argument lists],
+`sorted_members` from here. stdin: JSON {code, entry, inputs: [tagged argument lists],
 kwargs: [tagged dicts] | null, send_max, measure_max}; stdout: one JSON line per
 input {"i", "t" (CPU s of the call), "n" (about the size of the value as JSON, counted
 up to just past measure_max), "p" (plain data JSON can carry), "f" (EvalPlus's
@@ -26,15 +25,11 @@ def sorted_members(s):
     return sorted(s, key=lambda v: (type(v).__name__, repr(v)))
 
 
-def encode(x, depth=0, strict=False):
+def encode(x, depth=0):
     """A value in the tagged JSON form `codegym.judge.protocol.decode_value` reads (tuples,
-    sets, dicts with any keys, bytes, non-finite floats, big ints, complex).
-
-    strict (the host): sets sorted, TypeError for other types, ValueError past depth
-    1000; otherwise (the sandbox) other types and values nested past 900 become
-    ``{"#": "repr"}`` tags."""
-    if strict and depth > 1000:
-        raise ValueError("value nested too deeply")
+    sets, dicts with any keys, bytes, non-finite floats, big ints, complex); other types
+    and values nested past 900 levels become ``{"#": "repr"}`` tags (the host's strict
+    twin is `codegym.judge.protocol.encode_value`)."""
     t = type(x)
     if x is None or t is bool or t is str:
         return x
@@ -46,23 +41,20 @@ def encode(x, depth=0, strict=False):
         if x in (_INF, -_INF):
             return {"#": "float", "v": "inf" if x > 0 else "-inf"}
         return x
-    if depth > 900 and not strict:
+    if depth > 900:
         return {"#": "repr", "t": t.__name__, "v": "<too deep>"}
     if t is list:
-        return [encode(v, depth + 1, strict) for v in x]
+        return [encode(v, depth + 1) for v in x]
     if t is tuple:
-        return {"#": "tuple", "v": [encode(v, depth + 1, strict) for v in x]}
+        return {"#": "tuple", "v": [encode(v, depth + 1) for v in x]}
     if t is dict:
-        return {"#": "dict", "v": [[encode(k, depth + 1, strict), encode(v, depth + 1, strict)]
-                                   for k, v in x.items()]}
+        return {"#": "dict", "v": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in x.items()]}
     if t is set or t is frozenset:
-        return {"#": t.__name__, "v": [encode(v, depth + 1, strict) for v in (sorted_members(x) if strict else x)]}
+        return {"#": t.__name__, "v": [encode(v, depth + 1) for v in x]}
     if t is bytes or t is bytearray:
         return {"#": "bytes", "v": base64.b64encode(bytes(x)).decode()}
     if t is complex:
-        return {"#": "complex", "v": [encode(x.real, depth + 1, strict), encode(x.imag, depth + 1, strict)]}
-    if strict:
-        raise TypeError(f"cannot encode a {t.__name__} value")
+        return {"#": "complex", "v": [encode(x.real, depth + 1), encode(x.imag, depth + 1)]}
     return {"#": "repr", "t": t.__name__, "v": repr(x)[:1000]}
 
 

@@ -4,25 +4,35 @@
 (never on the host; the program is `reference_driver`, `ORACLE_PROGRAM` its text), in
 parallel over the sandbox's slots, and reads back each return value and its CPU time
 (`RefResult`). `judge_references` judges every task's reference in parallel: the proof
-that an import is right.
+that an import is right; `verify_references` does it after an import, raising the
+limits a reference needs and reporting the references still not accepted.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from codegym.core.limits import Limits
-from codegym.importers.values import tag_encode
+from codegym.importers.yamlout import write_suite_file
 from codegym.judge import judge
-from codegym.judge.protocol import DecodeError, decode_value
+from codegym.judge.checkers.values import Repr
+from codegym.judge.protocol import DecodeError, decode_value, encode_value
 from codegym.sandbox import RunRequest, make_sandbox
+from codegym.tasks.load import load_task
 
-__all__ = ["ORACLE_PROGRAM", "RefResult", "run_reference", "judge_references"]
+__all__ = ["ORACLE_PROGRAM", "RefResult", "run_reference", "judge_references", "verify_references",
+           "MAX_FIX_MEMORY_MB", "MAX_FIX_TIME_S"]
+
+#: how far `verify_references` raises limits for a reference that needs more
+MAX_FIX_MEMORY_MB = 8192
+MAX_FIX_TIME_S = 60.0
 
 #: the program `run_reference` runs (`codegym/importers/reference_driver.py`, exact text)
 ORACLE_PROGRAM = (resources.files("codegym.importers") / "reference_driver.py").read_bytes().decode("utf-8")
@@ -38,6 +48,8 @@ class RefResult:
     sizes    about the size of each value as JSON, in characters
     plain    each value is plain data (None/bool/int/float/str, lists, tuples, str-keyed dicts)
     floats   each value is a float or a non-empty list/tuple of floats (EvalPlus's is_floats)
+    none     each value is None
+    unserialisable  each value (or a part of it) is of a type the wire cannot carry
     errors   input index -> message (an exception, or the run ended before it)
     message  what went wrong with the run as a whole ("" when it completed)
     """
@@ -47,6 +59,8 @@ class RefResult:
     sizes: list[int] = field(default_factory=list)
     plain: list[bool] = field(default_factory=list)
     floats: list[bool] = field(default_factory=list)
+    none: list[bool] = field(default_factory=list)
+    unserialisable: list[bool] = field(default_factory=list)
     errors: dict[int, str] = field(default_factory=dict)
     message: str = ""
 
@@ -73,8 +87,8 @@ def run_reference(sandbox, jobs: Sequence[dict], limits=None, send_max: int = 1 
         return [RefResult([None] * len(j["inputs"]), [0.0] * len(j["inputs"]), message=msg) for j in jobs]
     reqs = []
     for j in jobs:
-        body = {"code": j["code"], "entry": j["entry"], "inputs": [tag_encode(list(a)) for a in j["inputs"]],
-                "kwargs": [tag_encode(dict(k)) for k in j["kwargs"]] if j.get("kwargs") else None,
+        body = {"code": j["code"], "entry": j["entry"], "inputs": [encode_value(list(a)) for a in j["inputs"]],
+                "kwargs": [encode_value(dict(k)) for k in j["kwargs"]] if j.get("kwargs") else None,
                 "send_max": send_max, "measure_max": measure_max}
         reqs.append(RunRequest(stdin=json.dumps(body, allow_nan=False), limits=lim))
     results = sandbox.run_many(build, reqs) if reqs else []
@@ -83,7 +97,7 @@ def run_reference(sandbox, jobs: Sequence[dict], limits=None, send_max: int = 1 
 
 def _read_frames(n: int, res) -> RefResult:
     """The `RefResult` of one run of `n` inputs, from its stdout frames."""
-    rr = RefResult([None] * n, [0.0] * n, [0] * n, [False] * n, [False] * n)
+    rr = RefResult([None] * n, [0.0] * n, [0] * n, [False] * n, [False] * n, [False] * n, [False] * n)
     seen: set[int] = set()
     done = False
     for line in (res.stdout if res is not None else "").splitlines():
@@ -107,13 +121,14 @@ def _read_frames(n: int, res) -> RefResult:
         rr.floats[i] = bool(fr.get("f"))
         if "v" in fr:
             v = fr["v"]
-            if isinstance(v, dict) and v.get("#") == "repr":
-                rr.plain[i] = False
-                continue
+            rr.none[i] = v is None
             try:
                 rr.values[i] = decode_value(v)
             except (DecodeError, ValueError, TypeError, KeyError) as e:
                 rr.errors[i] = f"undecodable return value: {e}"
+                continue
+            if _has_repr(rr.values[i]):
+                rr.plain[i], rr.unserialisable[i], rr.values[i] = False, True, None
     if not done:
         status = res.status if res is not None else "not run"
         err = (res.stderr or "").strip()[-800:] if res is not None else ""
@@ -122,6 +137,18 @@ def _read_frames(n: int, res) -> RefResult:
             if i not in seen:
                 rr.errors[i] = rr.message
     return rr
+
+
+def _has_repr(v: Any, depth: int = 0) -> bool:
+    if isinstance(v, Repr):
+        return True
+    if depth > 1000:
+        return False
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return any(_has_repr(x, depth + 1) for x in v)
+    if isinstance(v, dict):
+        return any(_has_repr(k, depth + 1) or _has_repr(x, depth + 1) for k, x in v.items())
+    return False
 
 
 def judge_references(tasks: Iterable[Any], solution: str = "reference", sandbox=None, split: str = "hidden",
@@ -142,3 +169,62 @@ def judge_references(tasks: Iterable[Any], solution: str = "reference", sandbox=
     n = workers or max(1, int(getattr(sandbox, "workers", 1) or 1))
     with ThreadPoolExecutor(max_workers=n, thread_name_prefix="codegym-verify") as ex:
         return list(ex.map(one, todo))
+
+
+def verify_references(tasks: list[dict], out_dir: str | os.PathLike, report: Any, sandbox=None,
+                      rounds: int = 2) -> None:
+    """Judge the reference of every written task (`tasks`: the mappings just written to
+    `out_dir`) on its hidden split. A reference stopped by a limit gets it raised -- the
+    memory doubled (up to `MAX_FIX_MEMORY_MB`), the time limit of each timed-out case
+    doubled (up to `MAX_FIX_TIME_S`) -- its file rewritten and judged again (`rounds`
+    times at most); the raises and the references still not accepted go to `report`
+    (notes, counts ``references_accepted`` / ``references_failed`` / ``limits_raised``)."""
+    out = Path(out_dir)
+    by_id = {t["id"]: t for t in tasks if t.get("solutions", {}).get("reference")}
+    todo = list(by_id)
+    sb = sandbox if sandbox is not None else make_sandbox()
+    failed: dict[str, Any] = {}
+    for _ in range(rounds + 1):
+        if not todo:
+            break
+        loaded = [load_task(out / f"{tid.rsplit('/', 1)[-1]}.yaml") for tid in todo]
+        results = judge_references(loaded, sandbox=sb)
+        failed = {tid: rep for tid, rep in results if rep.verdict != "accepted"}
+        todo = [tid for tid in failed if _raise_limits(by_id[tid], failed[tid], report)]
+        for tid in todo:
+            write_suite_file(out, by_id[tid])
+    report.count("references_accepted", len(by_id) - len(failed))
+    for tid, rep in failed.items():
+        report.count("references_failed")
+        report.notes.append(f"the reference of {tid} is not accepted: {rep.verdict}: {rep.message[:300]}")
+
+
+def _raise_limits(task: dict, rep: Any, report: Any) -> bool:
+    """Raise the limit `rep` (a failed reference's report) ran into; False when none can be."""
+    limits = task.setdefault("limits", {})
+    if rep.verdict == "memory_limit":
+        mem = int(limits.get("memory_mb") or Limits.memory_mb)
+        if mem >= MAX_FIX_MEMORY_MB:
+            return False
+        limits["memory_mb"] = min(MAX_FIX_MEMORY_MB, 2 * mem)
+        report.notes.append(f"{task['id']}: memory limit raised to {limits['memory_mb']} MB "
+                            f"(its reference needs more than {mem} MB)")
+        report.count("limits_raised")
+        return True
+    if rep.verdict != "timeout":
+        return False
+    slow = {c.name for c in rep.cases if c.status == "timeout"}
+    raised = []
+    for split in task.get("tests", {}).values():
+        for case in split:
+            if case.get("name") in slow:
+                old = float(case.get("time_s") or limits.get("time_s") or Limits.time_s)
+                if old < MAX_FIX_TIME_S:
+                    case["time_s"] = min(MAX_FIX_TIME_S, round(2 * old, 3))
+                    raised.append(case["name"])
+    if not raised:
+        return False
+    report.notes.append(f"{task['id']}: time limit doubled for {len(set(raised))} case(s) its reference "
+                        f"exceeded ({', '.join(sorted(set(raised))[:5])})")
+    report.count("limits_raised")
+    return True

@@ -1,37 +1,86 @@
 """SWE-bench in codegym: instance records -> a suite of repo tasks, and a candidate's grade.
 
-`import_swebench` reads SWE-bench instances (JSON list, JSON lines, optionally gzip) and
-writes a suite folder (`swebench_task`: one instance -> task mapping and sibling files);
-`codegym import swebench` is its command (`codegym.cli.imports`). `grade` judges a
-candidate on the hidden split and answers SWE-bench's resolution (`SWEGrade`); it lives
-here, above the judge's entry, because the repo kind the entry calls cannot call it back.
+`import_swebench` reads SWE-bench, SWE-smith or SWE-rebench instances (JSON list, JSON
+lines, optionally gzip; `swebench_flavour` tells them apart, the entry for schema
+detection) and writes a suite folder (`swebench_task`: one instance -> task mapping and
+sibling files); `codegym import swebench` is its command (`codegym.cli.imports`). Each
+task names its test environment (pytest and the packages the repository declares at the
+instance's environment commit, or the record's own install spec), built once per
+repository, version and packages when first judged. `grade` judges a candidate on the
+hidden split and answers SWE-bench's resolution (`SWEGrade`). docs/swe.md says more.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codegym.importers.common import ImportReport, read_records, task_name, write_suite
+from codegym.importers.common import ImportReport, read_source, task_name, write_suite
+from codegym.importers.minepack import pack_suite
+from codegym.importers.repodeps import repo_environment
 from codegym.judge import judge
 from codegym.judge.kinds.repo import Resolution, resolution
-from codegym.tasks.repo import FAIL_TO_PASS, PASS_TO_PASS, SWEError, patch_paths
+from codegym.judge.logs.swebench import parser_for_repo
+from codegym.tasks.load import load_task
+from codegym.tasks.repo import FAIL_TO_PASS, PASS_TO_PASS, RepoSource, SWEError, git_dir, patch_paths
 
-__all__ = ["swebench_task", "import_swebench", "SWEGrade", "grade"]
+__all__ = ["swebench_task", "import_swebench", "swebench_flavour", "repo_url_for", "SWEBENCH_FIELDS",
+           "PYTEST_COMMAND", "GITHUB_URL", "SWEGrade", "grade"]
 
-
-#: SWE-bench's test runners of repositories that do not use plain pytest
-#: (argv prefix; the test targets derived from the test patch are appended)
+#: the fields every SWE-bench-schema record has (SWE-smith and SWE-rebench too)
+SWEBENCH_FIELDS = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement")
+#: the default repository URL template: needs the network (give a local mirror offline)
+GITHUB_URL = "https://github.com/{repo}.git"
+#: repository URLs a task may name as they are (a local path or file:// is packed into the suite)
+_REMOTE = re.compile(r"^(?:https?|ssh|git)://|^[\w.-]+@[\w.-]+:")
+#: SWE-bench's runners of repositories that do not use plain pytest (argv prefix; the
+#: test targets derived from the test patch are appended; read by the official parsers)
 _REPO_COMMANDS: dict[str, tuple[str, ...]] = {
-    "django/django": ("./tests/runtests.py", "--verbosity", "2", "--settings=test_sqlite", "--parallel", "1"),
-    "sympy/sympy": ("bin/test", "-C", "--verbose"),
+    "django/django": ("python", "tests/runtests.py", "--verbosity", "2", "--settings=test_sqlite",
+                      "--parallel", "1"),
+    "sympy/sympy": ("python", "bin/test", "-C", "--verbose"),
 }
-_PYTEST_COMMAND = ("pytest", "-rA", "-p", "no:cacheprovider")
+#: the default test command: pytest's own report lines and a junit file (exact ids)
+PYTEST_COMMAND = ("python", "-m", "pytest", "-rA", "-p", "no:cacheprovider", "--junitxml=.codegym-junit.xml")
+
+
+def swebench_flavour(rec: Mapping[str, Any]) -> str | None:
+    """Which schema a record follows: ``"swe-rebench"`` (an ``install_config``),
+    ``"swe-smith"`` (a ``swesmith/`` repository or an ``image_name``), ``"swe-bench"``, or
+    None when it lacks SWE-bench's fields (`SWEBENCH_FIELDS`)."""
+    if not isinstance(rec, Mapping) or not all(k in rec for k in ("instance_id", "repo", "patch")):
+        return None
+    if not any(k in rec for k in ("base_commit", "test_patch", "FAIL_TO_PASS")):
+        return None
+    if isinstance(rec.get("install_config"), Mapping):
+        return "swe-rebench"
+    if str(rec.get("repo", "")).startswith("swesmith/") or "image_name" in rec:
+        return "swe-smith"
+    return "swe-bench"
+
+
+def _upstream(rec: Mapping[str, Any]) -> str:
+    """owner/name of the repository (SWE-smith's ``swesmith/owner__name.commit`` mirrors)."""
+    repo = str(rec["repo"])
+    if repo.startswith("swesmith/"):
+        tail = repo.split("/", 1)[1]
+        repo = tail.rsplit(".", 1)[0].replace("__", "/", 1) if "__" in tail else tail
+    return repo
+
+
+def repo_url_for(template: str, repo: str) -> str:
+    """`template` with ``{repo}`` (owner/name), ``{owner}``, ``{name}`` and ``{repo_plus}``
+    (owner+name: how mirrors are often laid out) filled in."""
+    owner, _, name = repo.partition("/")
+    return template.format(repo=repo, owner=owner, name=name, repo_plus=f"{owner}+{name}",
+                           repo_dunder=f"{owner}__{name}")
 
 
 def _id_list(value: Any, field_name: str, iid: str) -> list[str]:
@@ -61,90 +110,161 @@ def _test_targets(repo: str, test_patch: str) -> list[str]:
     return files
 
 
-def _instance_image(iid: str) -> str:
-    # SWE-bench's published evaluation images (namespace "swebench" on Docker Hub)
-    return f"swebench/sweb.eval.x86_64.{iid.lower().replace('__', '_1776_')}:latest"
+def _argv(value: Any) -> list[str] | None:
+    if value in (None, "", []):
+        return None
+    if isinstance(value, str):
+        return shlex.split(value)
+    if isinstance(value, list) and all(isinstance(x, str) for x in value):
+        return list(value)
+    raise SWEError(f"a test command must be text or a list of words, not {type(value).__name__}")
+
+
+def _record_environment(rec: Mapping[str, Any]) -> tuple[list[str] | None, list[str], Any]:
+    """(pip packages, setup commands, test command) the record itself gives: SWE-rebench's
+    ``install_config`` (pip_packages, pre_install / install, test_cmd), or a per-instance
+    ``test_cmd`` / ``test_command``; None packages: the record names none."""
+    cfg = rec.get("install_config") if isinstance(rec.get("install_config"), Mapping) else {}
+    packages = cfg.get("pip_packages")
+    if isinstance(packages, str):
+        packages = packages.split()
+    setup: list[str] = []
+    install = cfg.get("install")
+    # SWE-rebench installs the repository itself (``pip install -e .``): here the checkout is
+    # on the path instead, and other install commands would need the network at test time
+    if isinstance(install, str) and install.strip() and "pip install -e" not in install \
+            and not install.strip().startswith(("pip ", "python -m pip")):
+        setup.append(install.strip())
+    command = rec.get("test_cmd") or rec.get("test_command") or cfg.get("test_cmd")
+    if isinstance(command, list) and command and all(isinstance(c, str) for c in command) and \
+            any(" " in c for c in command):
+        command = command[-1]  # a list of shell lines: the last one runs the tests
+    return (list(packages) if packages else None), setup, command
 
 
 def swebench_task(rec: Mapping[str, Any], *, suite: str = "swebench", test_command: Sequence[str] | None = None,
-                  repo_url: str = "https://github.com/{repo}.git") -> tuple[dict, dict[str, str]]:
-    """One SWE-bench instance -> (task mapping, sibling files {relative path: text}).
-    `repo_url` is formatted with the record's ``repo`` (``owner/name``): a mirror or a
-    local clone can stand in for GitHub."""
+                  repo_url: str = GITHUB_URL, install: Sequence[str] | None = None,
+                  setup: Sequence[str] = (), env: Mapping[str, str] | None = None,
+                  image: str | None = None, resolve_env: bool = True) -> tuple[dict, dict[str, str]]:
+    """One SWE-bench / SWE-smith / SWE-rebench instance -> (task mapping, sibling files).
+
+    `repo_url` is formatted by `repo_url_for` (a local mirror stands in for GitHub).
+    The tests' packages: `install`, else the record's own (SWE-rebench), else pytest and
+    what the repository declares at ``environment_setup_commit`` (read from `repo_url`
+    when `resolve_env`), else pytest alone. `setup` commands run once per checkout, `env`
+    holds the test commands' variables; `image` (a template like `repo_url`'s with
+    ``{instance_id}``) names a prebuilt container image instead of codegym's own."""
     iid = str(rec.get("instance_id") or "")
-    for k in ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement"):
-        if not rec.get(k):
-            raise SWEError(f"{iid or '?'}: missing field {k}")
+    missing = [k for k in SWEBENCH_FIELDS if not rec.get(k)]
+    if missing:
+        raise SWEError(f"{iid or '?'}: missing field {', '.join(missing)}")
     name = task_name(iid)
-    repo = str(rec["repo"])
+    repo = _upstream(rec)
     f2p = _id_list(rec.get("FAIL_TO_PASS"), "FAIL_TO_PASS", iid)
     p2p = _id_list(rec.get("PASS_TO_PASS"), "PASS_TO_PASS", iid)
     if not f2p:
         raise SWEError(f"{iid}: FAIL_TO_PASS is empty")
     patch_paths(rec["patch"])  # both must be readable diffs
-    prefix = tuple(test_command) if test_command else _REPO_COMMANDS.get(repo, _PYTEST_COMMAND)
+    rec_packages, rec_setup, rec_command = _record_environment(rec)
+    prefix = (list(test_command) if test_command else _argv(rec_command)
+              or list(_REPO_COMMANDS.get(repo, PYTEST_COMMAND)))
+    if prefix[:1] == ["pytest"]:  # the environment's pytest, and its junit report
+        prefix = ["python", "-m", *prefix]
+    if "pytest" in prefix[:3] and not any(a.startswith("--junitxml") for a in prefix):
+        prefix.append("--junitxml=.codegym-junit.xml")
     command = [*prefix, *_test_targets(repo, str(rec["test_patch"]))]
     hidden = [{"name": FAIL_TO_PASS, "command": command, "tests": f2p}]
     if p2p:
         hidden.append({"name": PASS_TO_PASS, "command": command, "tests": p2p})
-    extra = {"patch": {"file": f"{name}/gold.patch"}, "test_patch": {"file": f"{name}/test.patch"},
-             "instance_id": iid}
-    for k in ("version", "environment_setup_commit", "created_at", "hints_text"):
+    url = repo_url_for(repo_url, str(rec["repo"]) if str(rec["repo"]).startswith("swesmith/") else repo)
+    env_commit = str(rec.get("environment_setup_commit") or rec["base_commit"])
+    packages, env_vars, licence = list(install) if install else rec_packages, {}, None
+    if resolve_env:
+        try:
+            found = repo_environment(git_dir(_source(url, env_commit)), env_commit)
+            packages = packages or found["install"]
+            env_vars, licence = found["env"], found["licence"]
+        except (SWEError, ValueError, OSError):
+            pass  # the repository is not reachable now: pytest alone
+    extra: dict[str, Any] = {"patch": {"file": f"{name}/gold.patch"}, "test_patch": {"file": f"{name}/test.patch"},
+                             "instance_id": iid, "repo": repo, "install": packages or ["pytest"],
+                             "env": {**env_vars, **(env or {})}}
+    parser = parser_for_repo(repo)
+    if parser and not test_command and not rec_command:
+        extra["log_parser"] = parser
+    for k in ("version", "environment_setup_commit", "created_at", "hints_text", "image_name"):
         if rec.get(k) not in (None, ""):
             extra[k] = str(rec[k])
+    if not extra["env"]:
+        del extra["env"]
+    repo_spec: dict[str, Any] = {"url": url, "commit": str(rec["base_commit"])}
+    if setup or rec_setup:
+        repo_spec["setup"] = [*rec_setup, *setup]
+    if image:
+        repo_spec["image"] = image.format(instance_id=iid, instance_lower=iid.lower(), repo=repo)
     task = {
         "id": f"{suite}/{name}",
         "title": f"{repo}: {iid}",
         "statement": {"file": f"{name}/issue.md"},
         "kind": "repo",
         "language": "python",
-        "repo": {"url": repo_url.format(repo=repo), "commit": str(rec["base_commit"]),
-                 "image": _instance_image(iid)},
+        "repo": repo_spec,
         "tests": {"hidden": hidden},
-        "metadata": {"source": "swe-bench", "url": f"https://github.com/{repo}", "tags": [repo],
-                     "extra": {"swe": extra}},
+        "metadata": {"source": swebench_flavour(rec) or "swe-bench", "url": f"https://github.com/{repo}",
+                     "tags": [repo], "extra": {"swe": extra}, **({"licence": licence} if licence else {})},
     }
     files = {f"{name}/gold.patch": str(rec["patch"]), f"{name}/test.patch": str(rec["test_patch"]),
              f"{name}/issue.md": str(rec["problem_statement"])}
     return task, files
 
 
+def _source(url: str, commit: str) -> RepoSource:
+    if "://" in url or "@" in url.split("/", 1)[0]:
+        return RepoSource("git", url, commit)
+    path = Path(url).expanduser().resolve()
+    return RepoSource("bundle" if path.name.endswith(".bundle") else "dir", str(path), commit)
+
+
 def import_swebench(path: str | os.PathLike, out_dir: str | os.PathLike, *, suite: str | None = None,
                     ids: Sequence[str] | None = None, limit: int | None = None,
                     test_command: Sequence[str] | None = None, validate: bool = True,
-                    repo_url: str = "https://github.com/{repo}.git"):
-    """Import SWE-bench instances (JSON list, JSON lines, optionally gzip) into a suite
-    folder: ``suite.yaml``, ``<name>.yaml`` per instance and ``<name>/{issue.md,
-    gold.patch, test.patch}``. Returns a `codegym.importers.common.ImportReport`.
-
-    Ids are ``<suite>/<instance_id>`` (suite: the folder name by default). Tests run
-    SWE-bench's way: the test files of the test patch, with pytest ``-rA`` (Django's and
-    SymPy's own runners for those repositories) or `test_command`; the repositories need
-    their environment (``repo.image``: SWE-bench's evaluation image) to run."""
+                    repo_url: str = GITHUB_URL, install: Sequence[str] | None = None,
+                    setup: Sequence[str] = (), env: Mapping[str, str] | None = None,
+                    image: str | None = None) -> ImportReport:
+    """Import SWE-bench-schema instances into a suite folder: ``suite.yaml``, ``<name>.yaml``
+    per instance and ``<name>/{issue.md, gold.patch, test.patch}`` (see `swebench_task` for
+    the options). Ids are ``<suite>/<instance_id>`` (suite: the folder name by default).
+    A record that cannot be imported is skipped with where it is and why. Repositories
+    given as local paths (a mirror) are stored in the suite folder as one git bundle each
+    (`codegym.importers.minepack.pack_suite`): a task names files inside its suite only."""
     t0 = time.monotonic()
     out = Path(out_dir)
     suite = suite or out.name
     report = ImportReport(source=str(path), out_dir=str(out))
-    records = read_records(path)
+    src = read_source(path)
+    for where, why in src.bad:
+        report.skip(where, why)
     wanted = set(ids) if ids else None
     tasks: list[dict] = []
     siblings: dict[str, str] = {}
-    for rec in records:
-        iid = str(rec.get("instance_id", "?")) if isinstance(rec, Mapping) else "?"
+    for where, rec in src.records:
+        iid = str(rec.get("instance_id", "?"))
         if wanted is not None and iid not in wanted:
             continue
         if limit is not None and len(tasks) >= limit:
             break
         try:
-            if not isinstance(rec, Mapping):
-                raise SWEError("record is not a JSON object")
-            task, files = swebench_task(rec, suite=suite, test_command=test_command, repo_url=repo_url)
+            task, files = swebench_task(rec, suite=suite, test_command=test_command, repo_url=repo_url,
+                                        install=install, setup=setup, env=env, image=image)
         except SWEError as e:
-            report.skipped.append((iid, str(e)))
+            report.skip(f"{where} ({iid})", str(e))
             continue
         tasks.append(task)
         siblings.update(files)
         report.count(str(rec.get("repo")))
+    if repo_url == GITHUB_URL and tasks:
+        report.notes.append("repositories are cloned from GitHub when first used: that needs the network "
+                            "(offline, give --repo-url a local mirror, e.g. /mirrors/{repo_plus})")
     for rel, text in siblings.items():
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -152,8 +272,21 @@ def import_swebench(path: str | os.PathLike, out_dir: str | os.PathLike, *, suit
     defaults = {"kind": "repo", "language": "python",
                 "limits": {"time_s": 600, "memory_mb": 8192, "processes": 512, "disk_mb": 8192,
                            "output_bytes": 1 << 25, "open_files": 4096, "file_size_mb": 1024}}
-    write_suite(out, tasks, name=suite, defaults=defaults, validate=validate,
-                description=f"SWE-bench instances imported from {Path(path).name}")
+    paths = write_suite(out, tasks, name=suite, defaults=defaults, validate=False,
+                        description=f"SWE-bench instances imported from {Path(path).name}")
+    if any(not _REMOTE.match(t["repo"]["url"]) for t in tasks):
+        # a task names files inside its suite folder only: local mirrors become one bundle
+        # per repository there (repos/), holding the base trees the tasks need
+        packed = pack_suite(out)
+        report.notes.append(packed.summary.splitlines()[-1])
+        for name, why in packed.dropped:
+            report.skip(name, f"base commit not in the repository: {why}")
+        gone = {name for name, _ in packed.dropped}
+        tasks = [t for t in tasks if t["id"].rsplit("/", 1)[-1] not in gone]
+        paths = [p for p in paths if p.stem not in gone]
+    if validate:
+        for p in paths:
+            load_task(p)
     report.written = [t["id"] for t in tasks]
     report.elapsed_s = time.monotonic() - t0
     return report

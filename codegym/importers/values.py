@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from codegym.importers.reference_driver import encode, sorted_members
+from codegym.importers.reference_driver import sorted_members
+from codegym.judge.protocol import encode_value
 
 __all__ = ["tag_encode", "py_literal", "is_plain_value", "has_nonfinite", "to_plain"]
 
@@ -20,8 +21,8 @@ __all__ = ["tag_encode", "py_literal", "is_plain_value", "has_nonfinite", "to_pl
 def tag_encode(x: Any, depth: int = 0) -> Any:
     """A host value in the tagged JSON form `codegym.judge.protocol.decode_value` reads
     (tuples, sets, dicts with any keys, bytes, non-finite floats, big ints, complex);
-    sets in a deterministic order; TypeError for other types."""
-    return encode(x, depth, strict=True)
+    sets in a deterministic order; TypeError for other types (`encode_value`)."""
+    return encode_value(x, depth)
 
 
 def py_literal(x: Any, depth: int = 0) -> str:

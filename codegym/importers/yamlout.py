@@ -3,7 +3,8 @@
 `flow_text` (a value as one line of YAML flow text, much faster than PyYAML's
 representer for 10^5 test cases), `task_yaml` (a task mapping as YAML: test cases
 in flow style, statements and code as literal blocks, key order kept) and
-`write_suite` (``suite.yaml`` + one file per task, each loaded back when asked).
+`write_suite` (``suite.yaml`` + one file per task, each loaded back when asked),
+`write_suite_file` (one task file).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import yaml
 
 from codegym.tasks.load import load_task
 
-__all__ = ["flow_text", "task_yaml", "write_suite"]
+__all__ = ["flow_text", "task_yaml", "write_suite", "write_suite_file"]
 
 
 class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # libyaml's emitter: ~10x faster
@@ -154,6 +155,15 @@ def task_yaml(task: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+def write_suite_file(out_dir: str | os.PathLike, task: Mapping[str, Any]) -> Path:
+    """Write one task mapping as ``<out_dir>/<task name>.yaml`` (atomically); its path."""
+    p = Path(out_dir) / f"{str(task['id']).rsplit('/', 1)[-1]}.yaml"
+    tmp = p.with_name(f".{p.name}.tmp")
+    tmp.write_text(task_yaml(task), encoding="utf-8")
+    os.replace(tmp, p)
+    return p
+
+
 def write_suite(out_dir: str | os.PathLike, tasks: Sequence[Mapping[str, Any]], *, name: str,
                 description: str, defaults: Mapping[str, Any] | None = None, validate: bool = True,
                 clean: bool = False) -> list[Path]:
@@ -179,11 +189,7 @@ def write_suite(out_dir: str | os.PathLike, tasks: Sequence[Mapping[str, Any]], 
         if fname in seen:
             raise ValueError(f"two tasks would be written to {fname}.yaml: {seen[fname]} and {t['id']}")
         seen[fname] = str(t["id"])
-        p = out / f"{fname}.yaml"
-        tmp = p.with_name(f".{p.name}.tmp")
-        tmp.write_text(task_yaml(t), encoding="utf-8")
-        os.replace(tmp, p)
-        paths.append(p)
+        paths.append(write_suite_file(out, t))
     if validate:
         for p in paths:
             load_task(p)

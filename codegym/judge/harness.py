@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from importlib import resources
 
-#: bump when a driver's protocol changes (part of build keys via the source itself)
-HARNESS_VERSION = 1
+#: bump when a driver's protocol or what it reports changes (part of build keys via the source
+#: itself; reports name it in their checker tag, so a replay sees the change). 2: the command
+#: runner's protocol of repository tasks (run setup once, junit and official SWE-bench logs)
+HARNESS_VERSION = 2
 
 
 def driver_source(name: str) -> str:

@@ -16,6 +16,7 @@ import ast
 import base64
 import json
 import math
+import re
 import secrets
 import sys
 import threading
@@ -85,13 +86,183 @@ def solution_files(files: dict[str, str | bytes], only_python: bool = False,
 
 def function_request(nonce: str, main_file: str, entry: str,
                      cases: Sequence[tuple[int, list, dict, float, float]], *, import_time: float,
-                     stop_on_error: bool, cap: int = VALUE_CAP) -> str:
-    """stdin of one function-driver run. `cases`: (index, args, kwargs, cpu_s, wall_s)."""
-    return json.dumps({
+                     stop_on_error: bool, cap: int = VALUE_CAP, preamble: str | None = None) -> str:
+    """stdin of one function-driver run. `cases`: (index, args, kwargs, cpu_s, wall_s).
+
+    Arguments JSON cannot carry as they are (tuples, sets, bytes, complex, non-finite
+    floats, dicts with other keys) make the whole request travel tagged (`encode_value`;
+    the driver decodes). `preamble`: Python source the driver runs in the candidate's
+    module namespace before the module's own code (``Task.preamble``)."""
+    rows = [list(c) for c in cases]
+    tagged = not all(is_json_plain(r[1]) and is_json_plain(r[2]) for r in rows)
+    if tagged:
+        rows = [[r[0], encode_value(list(r[1])), encode_value(dict(r[2])), *r[3:]] for r in rows]
+    body: dict[str, Any] = {
         "nonce": nonce, "path": f"{SOLUTION_DIR}/{main_file}", "module": module_name_for(main_file),
-        "entry": entry, "cases": [list(c) for c in cases], "import_time": import_time,
+        "entry": entry, "cases": rows, "import_time": import_time,
         "stop_on_error": stop_on_error, "cap": cap,
-    }, separators=(",", ":"), allow_nan=False)
+    }
+    if tagged:
+        body["tagged"] = True
+    if preamble:
+        body["preamble"] = preamble
+    return json.dumps(body, separators=(",", ":"), allow_nan=False)
+
+
+def value_cap(limits: Any) -> int:
+    """Largest serialised return value a function-driver run sends back under `limits`:
+    `VALUE_CAP`, or an eighth of ``limits.output_bytes`` when that is larger (a task
+    whose values are large says so with a larger output limit)."""
+    return max(VALUE_CAP, int(getattr(limits, "output_bytes", 0) or 0) // 8)
+
+
+def with_preamble(files: dict[str, str | bytes], main_file: str, preamble: str | None) -> dict[str, str | bytes]:
+    """`files` with `preamble` prepended to the main file (stdio runs of a task with a
+    ``preamble``, as a harness that prepends its block to the program)."""
+    src = files.get(main_file)
+    if not preamble or src is None:
+        return files
+    if isinstance(src, bytes):
+        src = src.decode("utf-8", "replace")
+    return {**files, main_file: preamble.rstrip("\n") + "\n" + src}
+
+
+def unshift_lines(text: str, main_file: str, preamble: str | None) -> str:
+    """Tracebacks in `text` with the main file's line numbers counted without the
+    prepended `preamble` (`with_preamble`), so they point at the program's own lines."""
+    if not preamble or not text:
+        return text
+    n = preamble.rstrip("\n").count("\n") + 1
+    pat = re.compile(r'(File "(?:[^"]*/)?' + re.escape(main_file) + r'", line )(\d+)')
+
+    def fix(m: re.Match) -> str:
+        k = int(m.group(2))
+        return m.group(1) + (str(k - n) if k > n else f"{k} (of the preamble)")
+    return pat.sub(fix, text)
+
+
+def is_json_plain(x: Any, depth: int = 0) -> bool:
+    """True when JSON carries `x` unchanged: None/bool/int/finite float/str, lists, and
+    dicts with str keys (no tuple, set, bytes, complex, nan or inf anywhere)."""
+    if depth > 500:
+        return False
+    t = type(x)
+    if x is None or t in (bool, int, str):
+        return True
+    if t is float:
+        return math.isfinite(x)
+    if t is list:
+        return all(is_json_plain(v, depth + 1) for v in x)
+    if t is dict:
+        return all(type(k) is str and is_json_plain(v, depth + 1) for k, v in x.items())
+    return False
+
+
+def _sort_key(v: Any) -> tuple[str, str]:
+    return type(v).__name__, repr(v)
+
+
+def encode_value(x: Any, depth: int = 0) -> Any:
+    """A host value in the tagged JSON form `decode_value` reads: tuples, sets, every dict
+    (any keys), bytes, non-finite floats, ints beyond 64 bits and complex numbers become
+    ``{"#": tag, "v": ...}``; set members are sorted (stable text and hashes); another
+    type is a TypeError. The drivers' own encoders write the same form."""
+    if depth > 1000:
+        raise ValueError("value nested too deeply")
+    t = type(x)
+    if x is None or t is bool or t is str:
+        return x
+    if t is int:
+        return x if -(1 << 63) < x < (1 << 63) else {"#": "int", "v": hex(x)}
+    if t is float:
+        if math.isnan(x):
+            return {"#": "float", "v": "nan"}
+        if math.isinf(x):
+            return {"#": "float", "v": "inf" if x > 0 else "-inf"}
+        return x
+    if t is list:
+        return [encode_value(v, depth + 1) for v in x]
+    if t is tuple:
+        return {"#": "tuple", "v": [encode_value(v, depth + 1) for v in x]}
+    if t is dict:
+        return {"#": "dict", "v": [[encode_value(k, depth + 1), encode_value(v, depth + 1)] for k, v in x.items()]}
+    if t is set or t is frozenset:
+        return {"#": t.__name__, "v": [encode_value(v, depth + 1) for v in sorted(x, key=_sort_key)]}
+    if t is bytes or t is bytearray:
+        return {"#": "bytes", "v": base64.b64encode(bytes(x)).decode()}
+    if t is complex:
+        return {"#": "complex", "v": [encode_value(x.real, depth + 1), encode_value(x.imag, depth + 1)]}
+    raise TypeError(f"cannot encode a {t.__name__} value")
+
+
+#: tags a task file may use for values YAML cannot hold (see `read_tagged`)
+FILE_TAGS = frozenset({"tuple", "dict", "set", "frozenset", "float", "int", "bytes", "complex"})
+
+
+def read_tagged(x: Any, depth: int = 0) -> Any:
+    """A function case's value as a task file writes it (`file_value`), decoded: a
+    mapping whose keys are exactly ``#`` and ``v``, with ``#`` one of `FILE_TAGS`, is a
+    tagged tuple, set, frozenset, bytes, complex, non-finite float, big int or dict with
+    keys YAML cannot hold (YAML has none of these); everything else is kept as it is.
+    A malformed tag raises `DecodeError`."""
+    if depth > 1000:
+        raise DecodeError("value nested too deeply")
+    t = type(x)
+    if t is list:
+        return [read_tagged(v, depth + 1) for v in x]
+    if t is not dict:
+        return x
+    if not _is_tag(x):
+        return {k: read_tagged(v, depth + 1) for k, v in x.items()}
+    tag, v = x["#"], x["v"]
+    try:
+        if tag == "tuple":
+            return tuple(read_tagged(e, depth + 1) for e in v)
+        if tag == "dict":
+            return {_hashable(read_tagged(k, depth + 1)): read_tagged(e, depth + 1) for k, e in v}
+        if tag in ("set", "frozenset"):
+            members = (_hashable(read_tagged(e, depth + 1)) for e in v)
+            return set(members) if tag == "set" else frozenset(members)
+        if tag == "float":
+            return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}[v]
+        if tag == "int":
+            return int(v, 16)
+        if tag == "bytes":
+            return base64.b64decode(v, validate=True)
+        return complex(read_tagged(v[0], depth + 1), read_tagged(v[1], depth + 1))
+    except (KeyError, TypeError, ValueError, IndexError) as e:
+        raise DecodeError(f"malformed tagged value {str(x)[:80]}: {e}") from None
+
+
+def _is_tag(x: dict) -> bool:
+    return len(x) == 2 and "#" in x and "v" in x and x["#"] in FILE_TAGS
+
+
+def file_value(x: Any, depth: int = 0) -> Any:
+    """`x` as a task file can hold it, read back equal by `read_tagged`: plain data as
+    it is, only what YAML cannot hold tagged (a tuple, set, ... ; a dict with keys that
+    are not strings, or one that would read as a tag); TypeError for other types."""
+    if depth > 1000:
+        raise ValueError("value nested too deeply")
+    t = type(x)
+    if x is None or t in (bool, str, int) or (t is float and math.isfinite(x)):
+        return x if t is not int or -(1 << 63) < x < (1 << 63) else {"#": "int", "v": hex(x)}
+    if t is list:
+        return [file_value(v, depth + 1) for v in x]
+    if t is dict and all(type(k) is str for k in x) and not _is_tag(x):
+        return {k: file_value(v, depth + 1) for k, v in x.items()}
+    if t is dict:
+        return {"#": "dict", "v": [[file_value(k, depth + 1), file_value(v, depth + 1)] for k, v in x.items()]}
+    if t is tuple:
+        return {"#": "tuple", "v": [file_value(v, depth + 1) for v in x]}
+    if t is set or t is frozenset:
+        return {"#": t.__name__, "v": [file_value(v, depth + 1) for v in sorted(x, key=_sort_key)]}
+    if t is float or t is bytes or t is bytearray or t is complex:
+        enc = encode_value(x)
+        if t is complex:
+            enc["v"] = [file_value(x.real), file_value(x.imag)]
+        return enc
+    raise TypeError(f"cannot write a {t.__name__} value into a task file")
 
 
 @dataclass
@@ -251,14 +422,18 @@ def implicit_modules(code: str) -> list[str]:
     return sorted(n for n in loads - bound if n in sys.stdlib_module_names and not n.startswith("_"))
 
 
-def script_request(nonce: str, main_file: str, test_code: str, entry: str | None) -> str:
-    """stdin of one Python script-driver run: the nonce line, then the JSON config."""
+def script_request(nonce: str, main_file: str, test_code: str, entry: str | None,
+                   preamble: str | None = None) -> str:
+    """stdin of one Python script-driver run: the nonce line, then the JSON config
+    (`preamble`: run in the candidate's module namespace before its code)."""
     call_check, imports = analyse_test_code(test_code)
     bind = implicit_modules(test_code)
     protect = list(dict.fromkeys([*PROTECTED_MODULES, *imports, *bind]))
     cfg = {"path": f"{SOLUTION_DIR}/{main_file}", "module": module_name_for(main_file),
            "test": test_code, "entry": entry, "call_check": bool(call_check and entry), "protect": protect,
            "bind": bind}
+    if preamble:
+        cfg["preamble"] = preamble
     return nonce + "\n" + json.dumps(cfg)
 
 
@@ -291,7 +466,8 @@ def parse_script_failure(stdout: str) -> dict | None:
 
 __all__ = [
     "SOLUTION_DIR", "VALUE_CAP", "FRAME_PREFIX", "FAIL_PREFIX", "SCRIPT_EPILOGUES", "PROTECTED_MODULES",
-    "new_nonce", "module_name_for", "solution_files", "function_request", "FunctionFrames",
+    "new_nonce", "module_name_for", "solution_files", "function_request", "FunctionFrames", "is_json_plain",
+    "encode_value", "read_tagged", "file_value", "FILE_TAGS", "value_cap", "with_preamble", "unshift_lines",
     "parse_function_frames", "decode_value", "DecodeError", "parse_python", "analyse_test_code",
     "implicit_modules", "script_request", "script_program", "script_passed", "parse_script_failure",
 ]

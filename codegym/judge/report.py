@@ -1,7 +1,8 @@
 """What the judge decides: `JudgeReport`, `CaseResult`, and the verdict rule.
 
 `finish_report` turns the case results into the verdict: ``accepted`` iff every case
-passed, else the status of the first failing case in case order; ``stage`` and
+passed, ``sandbox_error`` when any case is one (not a verdict), else the status of
+the first failing case in case order; ``stage`` and
 ``progress`` say how far the program got (docs/judge.md lists the rules). Also here: the
 wording of failed runs (`exec_message`, `STATUS_OF_EXEC`) and message clipping.
 """
@@ -115,6 +116,9 @@ def finish_report(rep: JudgeReport, results: Sequence[CaseResult | None], cases:
     rep.score = (sum(r.weight * (r.score if r.status in ("passed", "wrong_answer") else 0.0) for r in final)
                  / wsum) if wsum > 0 else 1.0
     first = next((r for r in final if r.status not in ("passed", "skipped")), None)
+    # a case the infrastructure could not run leaves the counts unknown: the report is
+    # not a verdict (never a program verdict, whatever the other cases did)
+    first = next((r for r in final if r.status == "sandbox_error"), first)
     if first is None and any(r.status == "skipped" for r in final):
         first = next(r for r in final if r.status == "skipped")
         first = CaseResult(first.index, first.name, "sandbox_error", first.split,

@@ -23,9 +23,10 @@ import traceback
 from collections.abc import Mapping
 
 from codegym.judge.checkers import make_checker, make_value_checker
+from codegym.judge.chunks import measure_split, run_split, splits
 from codegym.judge.harness import HARNESS_VERSION
 from codegym.judge.kinds.function import run_function
-from codegym.judge.kinds.repo import annotate_report, run_repo_cases
+from codegym.judge.kinds.repo import annotate_report, repo_image, run_repo_cases
 from codegym.judge.kinds.script import run_script
 from codegym.judge.kinds.stdio import run_stdio, stdio_build, stdio_launch
 from codegym.judge.perf import measure_report
@@ -106,7 +107,7 @@ def task_image(task, sandbox) -> str | None:
         return None
     if getattr(repo, "dockerfile", None) and hasattr(sandbox, "image_from_dockerfile"):
         return sandbox.image_from_dockerfile(repo.dockerfile)
-    return getattr(repo, "image", None)
+    return getattr(repo, "image", None) or repo_image(task, sandbox)  # its environment's image
 
 
 def _run_repo(task, files: Mapping[str, str | bytes], cases: list[Case], sandbox,
@@ -165,7 +166,10 @@ def _judge_into(rep: JudgeReport, task, files: Mapping[str, str | bytes], sandbo
     if kind == "repo":
         annotate_report(rep, task)  # "resolution FULL|PARTIAL|NO: ..." (hidden split)
     if timing and rep.verdict == "accepted":
-        measure_report(rep, task, files, cases, list(rep.cases), sandbox, lang, build)
+        if splits(sandbox, task, cases):  # the cases ran on several workers: time it on one of them
+            rep.__dict__.update(measure_split(rep, task, files, cases, lang, *build, sandbox).__dict__)
+        else:
+            measure_report(rep, task, files, cases, list(rep.cases), sandbox, lang, build)
 
 
 def _decided_before_running(rep: JudgeReport, kind: str, files: Mapping[str, str | bytes], main_file: str,
@@ -211,6 +215,14 @@ def _task_sandbox(rep: JudgeReport, task, sandbox, n_declared: int):
             _sandbox_error(rep, n_declared, f"the task's container image could not be built: {e}")
             return None
         sandbox = sandbox.for_task(task.id, image=image)
+    elif not hasattr(sandbox, "remote_call"):  # a host backend: it has no container image to offer
+        repo = getattr(task, "repo", None)
+        named = repo is not None and (repo.image or (repo.dockerfile and "a Dockerfile"))
+        if named:
+            _sandbox_error(rep, n_declared, f"task {task.id} runs its tests in container image {named}, which "
+                           f"the {type(sandbox).__name__} backend cannot provide: judge it with "
+                           "sandbox='docker' (make_sandbox('docker'))")
+            return None
     return sandbox
 
 
@@ -222,12 +234,16 @@ def _run_cases(rep: JudgeReport, task, files: Mapping[str, str | bytes], main_fi
     compile_err: str | None = None
     build = None
     if kind == "stdio":
-        argv, extra = stdio_launch(lang, files, main_file)
+        argv, extra = stdio_launch(lang, files, main_file, task.preamble)
         build = stdio_build(sandbox, lang, files, extra)
         if not build.ok:
             _build_failed(rep, build.result)
             return None
-        results = run_stdio(task, build, cases, sandbox, early_exit, lang, argv, extra)
+        if splits(sandbox, task, cases):  # many cases: split over the workers of the Ray backend
+            # the workers build it themselves: what `build` carries on is how it launches
+            results, build = run_split(task, files, lang, argv, extra, cases, sandbox, early_exit), (argv, extra)
+        else:
+            results = run_stdio(task, build, cases, sandbox, early_exit, lang, argv, extra)
     elif kind == "function":
         if lang != "python":
             rep.verdict, rep.stage = "sandbox_error", "ran"

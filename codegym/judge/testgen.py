@@ -24,7 +24,17 @@ from codegym.core.languages import get_language
 from codegym.core.limits import Limits
 from codegym.core.paths import write_atomic
 from codegym.judge.harness import FUNCTION_DRIVER
-from codegym.judge.protocol import SOLUTION_DIR, decode_value, function_request, new_nonce, parse_function_frames
+from codegym.judge.protocol import (
+    SOLUTION_DIR,
+    DecodeError,
+    decode_value,
+    function_request,
+    new_nonce,
+    parse_function_frames,
+    read_tagged,
+    value_cap,
+    with_preamble,
+)
 from codegym.sandbox import RunRequest, make_sandbox
 from codegym.sandbox.launcher import LAUNCHER, hidden_files
 
@@ -286,7 +296,7 @@ def _compute_stdio(task, todo: list[tuple[str, int, Any, str, str]], sandbox) ->
         # store that every run (a candidate's included) can read
         b = sb.build("python", {"main.py": LAUNCHER})
         main = task.main_file_for(lang) or "main.py"
-        extra, argv = hidden_files(dict(sol.files)), [main]
+        extra, argv = hidden_files(with_preamble(dict(sol.files), main, task.preamble)), [main]
     else:
         b = sb.build(lang, dict(sol.files))
         extra, argv = None, []
@@ -333,10 +343,13 @@ def _compute_function(task, todo: list[tuple[str, int, Any, str]], sandbox) -> d
         uniq.setdefault(it[3], it)
     keys = list(uniq)
     nonce = new_nonce()
-    cases = [(i, list(uniq[k][2].args or []), dict(uniq[k][2].kwargs or {}), lim.time_s, lim.wall())
-             for i, k in enumerate(keys)]
+    cases = []
+    for i, k in enumerate(keys):
+        c = uniq[k][2]
+        cases.append((i, _read_value(task, uniq[k], list(c.args or [])),
+                      _read_value(task, uniq[k], dict(c.kwargs or {})), lim.time_s, lim.wall()))
     req = function_request(nonce, main, task.entry_point, cases, import_time=lim.time_s,
-                                   stop_on_error=True)
+                           stop_on_error=True, cap=value_cap(lim), preamble=task.preamble)
     STATS["reference_runs"] += len(keys)
     total = lim.replace(time_s=lim.time_s * (len(keys) + 1), wall_s=lim.wall() * (len(keys) + 1))
     r = sb.run(b, stdin=req, limits=total, extra_files=extra)
@@ -356,6 +369,16 @@ def _compute_function(task, todo: list[tuple[str, int, Any, str]], sandbox) -> d
         _store("expected", k, ".json", text)
         out[k] = decode_value(fr["v"])
     return out
+
+
+def _read_value(task, item: tuple, value: Any) -> Any:
+    """A function case's value (args, kwargs, expected) with its tagged parts decoded
+    (`codegym.judge.protocol.read_tagged`); `TestgenError` naming the case when malformed."""
+    try:
+        return read_tagged(value)
+    except DecodeError as e:
+        split, pos, case = item[:3]
+        raise TestgenError(f"{_label(task, split, pos, case)}: {e}") from None
 
 
 def _computed(task, raw: list[tuple[str, int, Any]], stdin_of: Callable[[Any], str | None],
@@ -411,6 +434,8 @@ def materialize(task, split: str = "hidden", sandbox=None) -> list[Case]:
     for idx, (sp, pos, c) in enumerate(raw):
         exp, has = None, False
         is_computed = False
+        args = list(c.args) if c.args is not None else None
+        kwargs = dict(c.kwargs) if c.kwargs is not None else None
         if task.kind in ("stdio", "function"):
             has = True
             if c.has_expected:
@@ -418,11 +443,15 @@ def materialize(task, split: str = "hidden", sandbox=None) -> list[Case]:
             else:
                 exp = computed[task.expected_key(c)]
                 is_computed = True
+        if task.kind == "function":   # values YAML cannot hold are written tagged
+            item = (sp, pos, c)
+            args, kwargs = _read_value(task, item, args), _read_value(task, item, kwargs)
+            if not is_computed:
+                exp = _read_value(task, item, exp)
         out.append(Case(
             index=idx, split=sp, position=pos, name=c.name or f"{sp}[{pos}]", kind=task.kind,
             stdin=stdin_of(c) if task.kind == "stdio" else c.stdin, expected=exp, has_expected=has,
-            args=list(c.args) if c.args is not None else None,
-            kwargs=dict(c.kwargs) if c.kwargs is not None else None, code=c.code,
+            args=args, kwargs=kwargs, code=c.code,
             command=list(c.command) if c.command is not None else None,
             tests=list(c.tests) if c.tests is not None else None, weight=c.weight,
             checker=c.checker, time_s=c.time_s, generated=c.generator is not None,

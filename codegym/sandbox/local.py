@@ -43,6 +43,7 @@ from codegym.sandbox.isolation import (
     warn_once,
     warn_rlimits,
 )
+from codegym.sandbox.repoenv import sandbox_binds
 from codegym.sandbox.server_sandbox import PIPELINE, ServerSandbox
 from codegym.sandbox.slots import Conn, Slot, SlotBroken, SlotStartError
 
@@ -277,6 +278,7 @@ class LocalSandbox(ServerSandbox):
         self._lock = threading.Lock()
         self._ids = 0
         self._extra_binds, self._sandbox_path = toolchain_binds(self._python)
+        self._extra_binds += sandbox_binds()  # repository test environments, read-only
         self._finalizer = weakref.finalize(self, _cleanup, self._slots, self._dir, self._spawner)
         # slots start lazily, when first taken
         self._lazy = list(reversed(self._slots))

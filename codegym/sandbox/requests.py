@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import math
 import opcode
+import os
 import types
 from collections.abc import Mapping, Sequence
 
@@ -25,6 +26,10 @@ from codegym.sandbox.types import Build
 
 #: a request as sent: its JSON header and its payloads
 Request = tuple[dict, list[bytes]]
+#: a thread's stack, MiB: a shell's default stack rlimit (glibc's default thread stack)
+THREAD_STACK_MB = 8
+#: address space glibc's malloc reserves per arena (64-bit), MiB
+MALLOC_ARENA_MB = 64
 
 
 def imported_modules(code) -> set[str]:
@@ -106,6 +111,18 @@ def rlimits(spec: LanguageSpec, limits: Limits, count_nproc: bool, wrapper: bool
     use_as = not wrapper and (spec.limit_address_space or phase == "compile")
     # the server and the program itself count too (per uid, per user namespace)
     nproc = limits.processes + spec.extra_processes + 2 if count_nproc else None
+    # every thread reserves its whole stack as address space when it starts (glibc: the
+    # stack rlimit when the process started, 8 MiB in the fork server), and glibc's malloc
+    # reserves 64 MiB per arena (one per thread, up to 8 per core): reserved, not resident
+    # (resident memory is what `memory_mb` holds), so what the threads a run may start
+    # reserve is added to the address-space limit -- else 19 threads fill 512 MiB
+    threads = limits.processes + spec.extra_processes
+    as_mb += THREAD_STACK_MB * threads + MALLOC_ARENA_MB * min(threads, 8 * (os.cpu_count() or 1))
+    # C/C++ programs get the whole memory as stack (like most judges), and so does the main
+    # thread of an in-process Python run (as EvalPlus's and LiveCodeBench's harnesses set
+    # it; deep recursion through C, e.g. lru_cache); a runtime started by exec (node, julia,
+    # a wrapped Python) would reserve that much for every thread: it gets a shell's 8 MiB
+    big_stack = spec.as_overhead_mb == 0 and (not spec.limit_address_space or (spec.inprocess and not wrapper))
     return {
         "cpu": max(1, math.ceil(limits.time_s)),
         "wall": limits.wall(),
@@ -114,9 +131,7 @@ def rlimits(spec: LanguageSpec, limits: Limits, count_nproc: bool, wrapper: bool
         "nproc": nproc,
         "fsize": limits.file_size_mb * mib,
         "nofile": limits.open_files,
-        # C/C++ programs get the whole memory as stack (like most judges); runtimes that
-        # start threads would reserve that much per thread, so they keep the default
-        "stack": (min(limits.memory_mb, 1024) * mib) if spec.as_overhead_mb == 0 else 8 * mib,
+        "stack": (min(limits.memory_mb, 1024) if big_stack else THREAD_STACK_MB) * mib,
         "out": limits.output_bytes,
     }
 

@@ -74,6 +74,9 @@ def semantic_errors(d: dict) -> list[Problem]:
         out.append((("entry_point",), f"only function and script tasks have an entry point "
                                       f"(this task is {kind})", None))
 
+    if d.get("preamble") is not None and (kind == "repo" or canon_lang not in (None, "python")):
+        out.append((("preamble",), "only Python stdio, function and script tasks run a preamble", None))
+
     sols = d.get("solutions") if isinstance(d.get("solutions"), dict) else {}
     perf = d.get("perf") if isinstance(d.get("perf"), dict) else {}
     ref_name = perf.get("reference", "reference")

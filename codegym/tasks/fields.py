@@ -13,7 +13,8 @@ __all__ = ["KINDS", "SPLITS", "CHECKER_TYPES", "EXPECTED_VERDICTS", "SUITE_FILE"
 
 KINDS = ("stdio", "function", "script", "repo")
 SPLITS = ("public", "hidden", "perf")
-CHECKER_TYPES = ("exact", "lines", "tokens", "float", "lines_unordered", "sets", "program")
+CHECKER_TYPES = ("exact", "lines", "tokens", "float", "lines_unordered", "sets", "program", "decimal_lines",
+                 "evalplus")
 #: verdicts a solution may be expected to get (`Solution.expect`); the judge's own
 #: verdicts (`codegym.judge.report.VERDICTS`) add no_code and sandbox_error
 EXPECTED_VERDICTS = ("accepted", "wrong_answer", "runtime_error", "timeout", "memory_limit",

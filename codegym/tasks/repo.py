@@ -5,7 +5,9 @@
 - `materialize`, `base_tree`: the base tree on disk; a `BaseTree` is the one pristine git
   working tree per source and process (clones cached under ``$CODEGYM_CACHE/swe``).
 - `SWEData`, `swe_data`: the task's gold patch, test patch, FAIL_TO_PASS / PASS_TO_PASS
-  ids, test command and setup commands.
+  ids, test command, setup commands, packages and environment variables; `env_spec`: the
+  packages as a `codegym.sandbox.repoenv.EnvSpec` (the environment the tests run in).
+- `git_dir`: a local git directory of a git, bundle or directory source (history walks).
 - `patch_paths`, `apply_patch`: unified diffs (``git apply`` on the touched files only).
 - `gold_patch`, `reference_files`, `with_reference`: the gold patch as the task's
   ``reference`` solution.
@@ -32,11 +34,12 @@ from typing import Any
 
 import unidiff
 
+from codegym.sandbox.repoenv import EnvSpec
 from codegym.tasks.schema import Solution
 
 __all__ = [
-    "SWEError", "RepoSource", "repo_source", "materialize", "BaseTree", "base_tree",
-    "SWEData", "swe_data", "patch_paths", "apply_patch", "gold_patch", "reference_files", "with_reference",
+    "SWEError", "RepoSource", "repo_source", "materialize", "BaseTree", "base_tree", "git_dir",
+    "SWEData", "swe_data", "env_spec", "patch_paths", "apply_patch", "gold_patch", "reference_files", "with_reference",
     "FAIL_TO_PASS", "PASS_TO_PASS", "UNITTEST_COMMAND",
 ]
 
@@ -154,25 +157,84 @@ def _bare_clone(location: str, key: str, commit: str | None) -> Path:
     return dest
 
 
+def _safe_member(m: tarfile.TarInfo, dest: Path) -> bool:
+    """What tarfile's "data" filter allows (it exists from Python 3.11.4 only): regular files,
+    directories and links that stay inside `dest`, no devices; modes as given, no owners."""
+    if not (m.isfile() or m.isdir() or m.issym() or m.islnk()):
+        return False
+    target = os.path.realpath(dest / m.name)
+    inside = str(os.path.realpath(dest)) + os.sep
+    if m.name.startswith("/") or not (target + os.sep).startswith(inside):
+        return False
+    if m.issym():
+        link = os.path.realpath(os.path.join(os.path.dirname(target), m.linkname))
+        return not m.linkname.startswith("/") and (link + os.sep).startswith(inside)
+    if m.islnk():
+        return (os.path.realpath(dest / m.linkname) + os.sep).startswith(inside)
+    return True
+
+
 def _extract_tar_stream(stream, dest: Path) -> None:
     with tarfile.open(fileobj=stream, mode="r|*") as tf:
-        tf.extractall(dest, filter="data")
+        if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4
+            try:
+                tf.extractall(dest, filter="data")
+            except tarfile.FilterError as e:
+                raise SWEError(f"unsafe member in the archive: {e}") from None
+            return
+        for m in tf:  # Debian 12's 3.11.2: the same rule by hand
+            if not _safe_member(m, dest):
+                raise SWEError(f"unsafe member in the archive: {m.name!r}")
+            m.uid = m.gid = 0
+            m.uname = m.gname = ""
+            m.mode &= 0o755
+            tf.extract(m, dest, set_attrs=not m.issym())
 
 
 def _git_export(git_dir: Path, rev: str, dest: Path) -> None:
-    """Write the tree of `rev` into `dest` (no .git)."""
+    """Write the tree of `rev` into `dest` (no .git): every blob as stored, as a checkout on
+    this machine has it (not ``git archive``, whose export-subst rewrites files such as a
+    ``_version.py`` and export-ignore drops others, so patches would not apply)."""
     env = {**os.environ, **_GIT_ENV}
-    proc = subprocess.Popen(["git", "archive", "--format=tar", rev], cwd=git_dir, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        _extract_tar_stream(proc.stdout, dest)
-    finally:
-        proc.stdout.close()
-        err = proc.stderr.read().decode("utf-8", "replace")
-        proc.stderr.close()
-        rc = proc.wait()
-    if rc != 0:
-        raise SWEError(f"git archive {rev} failed in {git_dir}: {err.strip()}")
+    ls = subprocess.run(["git", "ls-tree", "-r", "-z", "--full-tree", rev], cwd=git_dir, env=env,
+                        capture_output=True)
+    if ls.returncode != 0:
+        raise SWEError(f"git ls-tree {rev} failed in {git_dir}: {ls.stderr.decode('utf-8', 'replace').strip()}")
+    entries = []
+    for item in ls.stdout.split(b"\0"):
+        if not item:
+            continue
+        meta, _, path = item.partition(b"\t")
+        mode, kind, sha = meta.split()
+        if kind != b"blob":
+            continue  # submodules
+        rel = os.fsdecode(path)
+        if rel.startswith("/") or ".." in rel.split("/"):
+            raise SWEError(f"unsafe path in {rev}: {rel!r}")
+        entries.append((mode, sha, rel))
+    proc = subprocess.run(["git", "cat-file", "--batch"], cwd=git_dir, env=env, capture_output=True,
+                          input=b"".join(sha + b"\n" for _, sha, _ in entries))
+    if proc.returncode != 0:
+        raise SWEError(f"git cat-file failed in {git_dir}: {proc.stderr.decode('utf-8', 'replace').strip()}")
+    out, pos = proc.stdout, 0
+    for mode, _sha, rel in entries:
+        header_end = out.index(b"\n", pos)
+        size = int(out[pos:header_end].split()[2])
+        data = out[header_end + 1:header_end + 1 + size]
+        pos = header_end + 1 + size + 1
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if mode == b"120000":
+            os.symlink(os.fsdecode(data), target)
+        else:
+            target.write_bytes(data)
+            if mode == b"100755":
+                target.chmod(0o755)
+
+
+def _is_bare(path: Path) -> bool:
+    """A bare git repository (a mirror): HEAD, objects/ and refs/ at the top."""
+    return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
 
 
 def _ignore_vcs(_dir: str, names: list[str]) -> list[str]:
@@ -188,10 +250,10 @@ def materialize(source: RepoSource, dest: str | os.PathLike) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     loc = Path(source.location)
     if source.kind == "dir":
-        if source.commit:
-            if not (loc / ".git").exists():
+        if source.commit or _is_bare(loc):
+            if not (loc / ".git").exists() and not _is_bare(loc):
                 raise SWEError(f"{loc}: commit {source.commit} given but the directory is not a git repository")
-            _git_export(loc, source.commit, dest)
+            _git_export(loc, source.commit or "HEAD", dest)
         else:
             shutil.copytree(loc, dest, symlinks=True, dirs_exist_ok=True, ignore=_ignore_vcs)
     elif source.kind == "git":
@@ -299,6 +361,22 @@ def _tracked_files(root: Path) -> dict[str, str]:
     return files
 
 
+def git_dir(source: RepoSource) -> Path:
+    """A local git directory holding the history of a git, bundle or (git) directory source
+    (clones of URLs and bundles are cached, as for `materialize`)."""
+    loc = Path(source.location)
+    if source.kind == "git":
+        return _bare_clone(source.location, _key("git", source.location), source.commit)
+    if source.kind == "bundle":
+        st = loc.stat()
+        return _bare_clone(str(loc), _key("bundle", loc, st.st_mtime_ns, st.st_size), None)
+    if source.kind == "dir" and (loc / ".git").exists():
+        return loc / ".git" if (loc / ".git").is_dir() else loc
+    if source.kind == "dir" and _is_bare(loc):
+        return loc
+    raise SWEError(f"{source.describe()} has no git history")
+
+
 _BASES: dict[tuple, BaseTree] = {}
 _BASES_LOCK = threading.Lock()
 
@@ -346,8 +424,12 @@ class SWEData:
                        ones derived from the test patch and the test ids)
     fail_to_pass, pass_to_pass  test ids of the hidden cases named FAIL_TO_PASS / PASS_TO_PASS
     test_command       argv of the first hidden case (named test runs append ids to it)
-    setup              shell commands run before every test command
-    extra              the other keys of ``metadata.extra.swe`` (instance_id, version ...)
+    setup              shell commands run once per checkout, before its test commands
+    install            pip requirements of the tests' environment (``metadata.extra.swe.install``;
+                       empty: the sandbox's own Python, standard library only)
+    env                environment variables of the test commands (``PYTHONPATH: src``)
+    log_parser         the SWE-bench log parser to read text reports with (``parse_log_django``)
+    extra              the other keys of ``metadata.extra.swe`` (instance_id, repo, version ...)
     """
 
     patch: str | None = None
@@ -357,6 +439,9 @@ class SWEData:
     pass_to_pass: tuple[str, ...] = ()
     test_command: tuple[str, ...] | None = None
     setup: tuple[str, ...] = ()
+    install: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    log_parser: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -391,6 +476,12 @@ def swe_data(task) -> SWEData:
     if isinstance(globs, str):
         globs = (globs,)
     repo = getattr(task, "repo", None)
+    install = raw.pop("install", None) or ()
+    env = raw.pop("env", None) or {}
+    if isinstance(install, str) or not all(isinstance(x, str) for x in install):
+        raise SWEError(f"task {task.id}: metadata.extra.swe.install must be a list of pip requirements")
+    if not isinstance(env, Mapping):
+        raise SWEError(f"task {task.id}: metadata.extra.swe.env must be a mapping of variables")
     data = SWEData(
         patch=_text_ref(task, raw.pop("patch", None), "metadata.extra.swe.patch"),
         test_patch=_text_ref(task, raw.pop("test_patch", None), "metadata.extra.swe.test_patch"),
@@ -399,10 +490,25 @@ def swe_data(task) -> SWEData:
         pass_to_pass=tuple(p2p.tests or ()) if p2p else (),
         test_command=command,
         setup=tuple(getattr(repo, "setup", None) or ()),
+        install=tuple(install),
+        env={str(k): str(v) for k, v in env.items()},
+        log_parser=raw.pop("log_parser", None),
         extra=raw,
     )
     _DATA_CACHE[key] = data
     return data
+
+
+def env_spec(task) -> EnvSpec | None:
+    """The environment the task's tests run in (None: the sandbox's own Python). Its cache
+    key names the repository (``metadata.extra.swe.repo``, else the repository URL), the
+    version (``metadata.extra.swe.version``) and the packages."""
+    data = swe_data(task)
+    if not data.install:
+        return None
+    repo = getattr(task, "repo", None)
+    label = str(data.extra.get("repo") or getattr(repo, "url", "") or "")
+    return EnvSpec(repo=label, version=str(data.extra.get("version") or ""), packages=tuple(data.install))
 
 
 # =========================================================================== patches

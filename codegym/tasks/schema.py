@@ -117,9 +117,12 @@ class CheckerSpec(_Model):
              lines_unordered -- the output lines as a multiset (any order)
              sets   -- line by line, each line compared as a multiset of tokens
              program -- a checker program (`code`, in `language`) decides; see codegym.judge.checkers
-    abs_tol, rel_tol  tolerances of `float`
-    seq_lenient   function tasks: a list equals a tuple with the same items (default true,
-                  as LiveCodeBench and EvalPlus compare)
+             decimal_lines -- LiveCodeBench's stdin rule: stripped lines, equal or equal as decimals
+             evalplus -- function tasks: EvalPlus's rule (``==``, else atol/allclose; `args`:
+                       [special oracle]); see docs/importers.md
+    abs_tol, rel_tol  tolerances of `float` (and `evalplus`: atol, rtol)
+    seq_lenient   function tasks: a list equals a tuple with the same items (default true;
+                  "top": only a returned tuple equals a list, as LiveCodeBench compares)
     strict_types  function tasks: 1 != 1.0 and True != 1 (default false: Python equality)
     code     source of a `program` checker (YAML may give `file: rel/path` instead)
     language language of a `program` checker (default python)
@@ -131,7 +134,7 @@ class CheckerSpec(_Model):
     type: Literal[CHECKER_TYPES] = "tokens"
     abs_tol: float = Field(1e-6, ge=0)
     rel_tol: float = Field(1e-6, ge=0)
-    seq_lenient: bool = True
+    seq_lenient: bool | Literal["top"] = True
     strict_types: bool = False
     code: str | None = None
     language: LangName = "python"
@@ -263,7 +266,7 @@ class PerfSpec(_Model):
                omitted expected outputs
     repeats    measurement repeats (timing may add more to reach its target precision)
     warmups    untimed runs before measuring
-    metric     cpu (child CPU seconds) | wall | instructions (valgrind, compiled languages)
+    metric     cpu (child CPU seconds) | wall | instructions (valgrind: C, C++ and Python; docs/timing.md)
     runtimes   recorded runtimes in seconds by solution name (filled by `tasks calibrate`)
     """
 
@@ -349,6 +352,9 @@ class Task(_Model):
                    just `language` (other kinds) -- see `accepted_languages()`
       entry_point  function kind: name of the callable ("Class.method" allowed)
       main_file    the file the program starts from (default: the language's main file)
+      preamble     Python source the judge runs in the program's namespace before its
+                   code: a benchmark harness's import block (LiveCodeBench's, ...);
+                   see docs/judge.md. None (default) is left out of dumps and hashes
       starter      {path: text} the agent starts from
       tests        TestSplits (public / hidden / perf)
       checker      default CheckerSpec of the cases (tokens; exact for function tasks)
@@ -369,6 +375,7 @@ class Task(_Model):
     languages: list[LangName] | None = Field(None, min_length=1)
     entry_point: str | None = None
     main_file: str | None = None
+    preamble: str | None = None
     starter: dict[str, str] = Field(default_factory=dict)
     tests: TestSplits = Field(default_factory=TestSplits)
     checker: CheckerField = Field(default_factory=CheckerSpec)
@@ -391,6 +398,14 @@ class Task(_Model):
                 raise ValueError("; ".join(f"{format_path(p)}: {m}" if p else m
                                            for p, m, _ in problems))
         return fill_defaults(data)
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_preamble(self, handler, info):
+        # the field came after many tasks were hashed: leaving None out keeps their hashes
+        d = handler(self)
+        if isinstance(d, dict) and self.preamble is None:
+            d.pop("preamble", None)
+        return d
 
     # ---- identity
 
@@ -504,9 +519,12 @@ class Task(_Model):
             inp = {"args": case.args or [], "kwargs": case.kwargs or {}}
         else:
             inp = {"stdin": case.stdin}
-        return _sha256_json({"schema": "codegym.expected/1", "input": inp,
-                             "reference": self.solution_hash(ref), "entry_point": self.entry_point,
-                             "kind": self.kind})
+        key: dict[str, Any] = {"schema": "codegym.expected/1", "input": inp,
+                               "reference": self.solution_hash(ref), "entry_point": self.entry_point,
+                               "kind": self.kind}
+        if self.preamble is not None:   # the reference runs after it
+            key["preamble"] = self.preamble
+        return _sha256_json(key)
 
     # ---- writing
 

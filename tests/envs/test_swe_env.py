@@ -114,3 +114,26 @@ def test_fork_and_deleted_files(env):
         assert fork._judge_files()["README.md"] is None
     finally:
         fork.close()
+
+
+def test_suite_v0_builds_the_repository_env_and_the_oracle_writes_the_gold_patch():
+    """`gym.make("codegym/Suite-v0", suite=<repository suite>)` is a SWEEnv (not a CodeEnv
+    with a main.py), and the OracleAgent given the suite's task (no stored solution) writes
+    the gold patch."""
+    from codegym.envs.code_env import CodeEnv
+    e = gym.make("codegym/Suite-v0", suite="swe", max_turns=3)
+    try:
+        assert isinstance(e.unwrapped, SWEEnv)
+        task = SUITE.get(CENTS)
+        assert not task.solutions                          # what a runner hands the agent
+        agent = OracleAgent(format="unified_diff")
+        agent.reset(task=task)
+        obs, info = e.reset(options={"task_id": CENTS})
+        assert "centsplit/money.py" in obs and info["swe"]["source"].startswith("dir ")
+        _, reward, terminated, _, info = e.step(agent.act(obs, info))
+        assert terminated and reward == 1.0 and info["swe"]["resolution"] == "FULL"
+    finally:
+        e.close()
+    e = gym.make("codegym/Suite-v0", suite="lcb")
+    assert isinstance(e.unwrapped, CodeEnv) and not isinstance(e.unwrapped, SWEEnv)
+    e.close()

@@ -12,7 +12,7 @@ from _repo_tasks import CENTS, SUITE, make_mini_repo
 from codegym import load_suite, load_task
 from codegym.cli.imports import add_swebench_import
 from codegym.cli.imports import register as register_imports
-from codegym.importers.swebench import grade, import_swebench, swebench_task
+from codegym.importers.swebench import grade, import_swebench, repo_url_for, swebench_flavour, swebench_task
 from codegym.sandbox import make_sandbox
 from codegym.tasks.repo import UNITTEST_COMMAND, reference_files, swe_data
 
@@ -53,18 +53,25 @@ def test_import_swebench_writes_a_loadable_suite_that_grades(mini_repo, tmp_path
     out = tmp_path / "swebench"
     rep = import_swebench(src, out, test_command=list(UNITTEST_COMMAND),
                               repo_url=f"file://{root}/repo")
-    assert rep.written == ["swebench/acme__centsplit-1", "swebench/django__django-1"]
-    assert [s[0] for s in rep.skipped] == ["broken__x-1"]
+    # the local repository is stored in the suite (repos/*.bundle); an instance whose base
+    # commit is not in it (the made-up Django one) is skipped, saying so
+    assert rep.written == ["swebench/acme__centsplit-1"]
+    assert [s[0] for s in rep.skipped] == ["record 3 (broken__x-1)", "django__django-1"]
+    assert "base commit not in the repository" in rep.skipped[1][1]
+    assert (out / "repos" / "acme__centsplit.bundle").is_file()
+    assert "missing field base_commit" not in rep.skipped[0][1] and "missing field patch" in rep.skipped[0][1]
     suite = load_suite(out)
     t = suite.get("swebench/acme__centsplit-1")
-    assert t.repo.commit == base and t.statement == SUITE.get(CENTS).statement
+    assert t.repo.url == "repos/acme__centsplit.bundle" and t.statement == SUITE.get(CENTS).statement
+    assert t.metadata.extra["swe"]["instance_id"] == "acme__centsplit-1"
     assert (out / "acme__centsplit-1" / "gold.patch").read_text() == swe_data(t).patch
     assert swe_data(t).fail_to_pass == swe_data(SUITE.get(CENTS)).fail_to_pass
     assert t.tests.hidden[0].command == [*UNITTEST_COMMAND, "tests/test_money.py"]
     # default runners: Django's own, on dotted test modules
     dj = swebench_task(_instances(root, base)[1])[0]
     assert dj["tests"]["hidden"][0]["command"][-1] == "money.tests"
-    assert dj["repo"]["url"] == "https://github.com/django/django.git" and "_1776_" in dj["repo"]["image"]
+    assert dj["repo"]["url"] == "https://github.com/django/django.git" and "image" not in dj["repo"]
+    assert dj["metadata"]["extra"]["swe"]["log_parser"] == "parse_log_django"   # SWE-bench's own reader
     # the imported task grades like the bundled one (module-level test targets)
     t = t.model_copy(update={"tests": t.tests.model_copy(update={"hidden": [
         c.model_copy(update={"command": list(UNITTEST_COMMAND)}) for c in t.tests.hidden]})})
@@ -87,3 +94,34 @@ def test_cli_swebench_import(mini_repo, tmp_path, capsys):
     assert args.func(args) == 0
     assert json.loads(capsys.readouterr().out)["written"] == ["mine/acme__centsplit-1"]
     assert load_task(tmp_path / "s" / "acme__centsplit-1.yaml").id == "mine/acme__centsplit-1"
+
+
+def test_flavours_templates_and_record_environments():
+    base = {"instance_id": "o__n-1", "repo": "o/n", "base_commit": "c", "patch": "p", "test_patch": "t",
+            "problem_statement": "s", "FAIL_TO_PASS": "[]"}
+    assert swebench_flavour(base) == "swe-bench"
+    assert swebench_flavour({**base, "install_config": {"test_cmd": "pytest -rA"}}) == "swe-rebench"
+    assert swebench_flavour({**base, "repo": "swesmith/o__n.abc123"}) == "swe-smith"
+    assert swebench_flavour({"task_id": "HumanEval/0", "prompt": "x"}) is None
+    assert repo_url_for("/m/{repo_plus}/repo", "o/n") == "/m/o+n/repo"
+    assert repo_url_for("https://x/{owner}/{name}.git", "o/n") == "https://x/o/n.git"
+
+
+def test_rebench_install_config_and_options(mini_repo, tmp_path):
+    root, base = mini_repo
+    t = SUITE.get(CENTS)
+    d = swe_data(t)
+    rec = {"instance_id": "acme__centsplit-2", "repo": "acme/centsplit", "base_commit": base, "patch": d.patch,
+           "test_patch": d.test_patch, "problem_statement": "s", "FAIL_TO_PASS": list(d.fail_to_pass),
+           "install_config": {"pip_packages": ["pytest", "freezegun"], "test_cmd": "pytest -rA -x",
+                              "install": "python -m pip install -e ."}}
+    task, _ = swebench_task(rec, repo_url=f"{root}/repo", setup=["echo hi"], env={"TZ": "UTC"})
+    swe = task["metadata"]["extra"]["swe"]
+    assert swe["install"] == ["pytest", "freezegun"] and swe["env"] == {"TZ": "UTC"}
+    assert task["repo"]["setup"] == ["echo hi"]          # `pip install -e .` is not run: the checkout is on the path
+    assert task["tests"]["hidden"][0]["command"][:5] == ["python", "-m", "pytest", "-rA", "-x"]
+    assert "--junitxml=.codegym-junit.xml" in task["tests"]["hidden"][0]["command"]
+    # the packages a repository declares, read at the environment commit (here: none but pytest)
+    rec.pop("install_config")
+    task, _ = swebench_task(rec, repo_url=f"{root}/repo")
+    assert task["metadata"]["extra"]["swe"]["install"] == ["pytest"]

@@ -39,8 +39,8 @@ def _play(env, *actions):
 def test_a_python_only_stdio_task_posed_in_cpp_is_judged_with_the_same_tests():
     if shutil.which("g++") is None:
         pytest.skip("g++ is not installed")
-    py = gym.make("codegym/DMCOptim-v0")
-    cpp = gym.make("codegym/DMCOptim-v0", language="cpp")
+    py = gym.make("codegym/DMCOptim-v0", reward="pass_fraction")   # verdicts, untimed
+    cpp = gym.make("codegym/DMCOptim-v0", language="cpp", reward="pass_fraction")
     (obs0, info0), _ = _play(py)
     (obs, info), (_, final) = _play(cpp, f"```cpp path=main.cpp\n{CPP}```", "submit")
     assert info["language"] == "cpp" and info["main_file"] == "main.cpp" and "main.cpp" in info["files"]
@@ -65,7 +65,7 @@ def _hidden_total(env) -> int:
 
 
 def test_julia_instance_without_julia_names_the_install():
-    env = gym.make("codegym/DMCOptim-v0", language="julia")
+    env = gym.make("codegym/DMCOptim-v0", language="julia", reward="pass_fraction")
     (obs, info), (_, final) = _play(env, "```julia path=main.jl\nprintln(parse(Int, readline()))\n```",
                                      "submit")
     assert info["language"] == "julia" and info["main_file"] == "main.jl"

@@ -59,3 +59,66 @@ def test_apply_patch_modifies_adds_and_deletes():
     assert apply_patch(files, patch) == {"a.txt": "one\nTWO\n", "new.txt": "hi\n", "gone.txt": None}
     with pytest.raises(SWEError, match="does not apply"):
         apply_patch({"a.txt": "other\n"}, patch)
+
+
+def test_tarballs_extract_on_every_311_and_refuse_escapes(mini_repo, tmp_path, monkeypatch):
+    """Python < 3.11.4 (Debian 12's 3.11.2) has no tarfile filter=: the same rule by hand."""
+    import io
+    import tarfile
+
+    from codegym.tasks.repo import RepoSource, materialize
+    root, _ = mini_repo
+    want = base_tree(SUITE.get(CENTS)).files
+    monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    got = materialize(RepoSource("tarball", str(root / "repo.tar.gz")), tmp_path / "a")
+    assert (got / "centsplit" / "money.py").read_text() == want["centsplit/money.py"]
+    evil = tmp_path / "evil.tar"
+    with tarfile.open(evil, "w") as tf:
+        data = b"x"
+        ti = tarfile.TarInfo("top/../../escaped.txt")
+        ti.size = 1
+        tf.addfile(ti, io.BytesIO(data))
+    with pytest.raises(SWEError, match="unsafe member"):
+        materialize(RepoSource("tarball", str(evil)), tmp_path / "b")
+    assert not (tmp_path / "escaped.txt").exists()
+
+
+def test_git_sources_give_files_as_stored_and_bare_mirrors_work(tmp_path):
+    """export-subst / export-ignore (git archive's rewrites) do not apply: a patch made against
+    the repository applies to the base tree; a bare mirror is a source as it is."""
+    from _repo_tasks import git
+
+    from codegym.tasks.repo import RepoSource, git_dir
+    repo = tmp_path / "r"
+    repo.mkdir()
+    (repo / ".gitattributes").write_text("_version.py export-subst\nhidden.txt export-ignore\n")
+    (repo / "_version.py").write_text('version = "$Format:%H$"\n')
+    (repo / "hidden.txt").write_text("kept\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "c")
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    git(tmp_path, "clone", "-q", "--bare", str(repo), "mirror.git")
+    for src in (RepoSource("dir", str(repo), sha), RepoSource("dir", str(tmp_path / "mirror.git"), sha),
+                RepoSource("dir", str(tmp_path / "mirror.git"))):
+        files = base_tree(src).files
+        assert files["_version.py"] == 'version = "$Format:%H$"\n' and files["hidden.txt"] == "kept\n"
+    assert git_dir(RepoSource("dir", str(tmp_path / "mirror.git"))) == tmp_path / "mirror.git"
+
+
+def test_env_spec_names_repository_version_and_packages():
+    from codegym.tasks.repo import env_spec
+    t = SUITE.get(CENTS)
+    assert env_spec(t) is None                                   # stdlib unittest: the sandbox's Python
+    data = t.to_yaml_dict()
+    data["metadata"]["extra"]["swe"].update({"install": ["pytest>=8"], "repo": "acme/centsplit", "version": "1.0",
+                                             "env": {"PYTHONPATH": "src"}, "patch": swe_data(t).patch,
+                                             "test_patch": swe_data(t).test_patch})
+    from codegym.tasks.schema import Task
+    t2 = Task.model_validate(data)
+    spec = env_spec(t2)
+    assert (spec.repo, spec.version, spec.packages) == ("acme/centsplit", "1.0", ("pytest>=8",))
+    assert swe_data(t2).env == {"PYTHONPATH": "src"}
+    other = Task.model_validate({**data, "metadata": {**data["metadata"], "extra": {"swe": {
+        **data["metadata"]["extra"]["swe"], "version": "2.0"}}}})
+    assert env_spec(other).key != spec.key                       # the version is part of the key

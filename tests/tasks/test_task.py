@@ -291,7 +291,7 @@ def test_every_error_of_a_file_is_reported(tmp_path):
         f"{f}:14: tests.hidden[2].stdin_file: file not found: data/missing.in",
         f"{f}:16: limits.time_s: must be > 0",
         f"{f}:16: limits.memory: unknown field 'memory' (did you mean 'memory_mb'?)",
-        f"{f}:17: checker.type: expected one of 'exact', 'lines', 'tokens', 'float', 'lines_unordered', 'sets' or 'program'",  # noqa: E501
+        f"{f}:17: checker.type: expected one of 'exact', 'lines', 'tokens', 'float', 'lines_unordered', 'sets', 'program', 'decimal_lines' or 'evalplus'",  # noqa: E501
         f"{f}:18: perf.reference: names a missing solution 'fast'",
         f"{f}:18: perf.metric: expected one of 'cpu', 'wall' or 'instructions'",
         f"{f}:19: metadata.release_date: expected date (YYYY-MM-DD)",

@@ -19,6 +19,8 @@ CHECKER_VERSION: dict[str, int] = {
     "sets": 1,
     "program": 1,
     "values": 1,
+    "decimal_lines": 1,
+    "evalplus": 1,
 }
 
 #: how long a `diff` may get (characters)

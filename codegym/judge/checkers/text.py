@@ -1,6 +1,7 @@
 """Text checkers of stdio tasks: pure functions of (expected, got), and their diffs.
 
-`exact`, `lines`, `tokens` (the default), `float`, `lines_unordered`, `sets`; the
+`exact`, `lines`, `tokens` (the default), `float`, `lines_unordered`, `sets`,
+`decimal_lines` (LiveCodeBench's stdin rule); the
 rules are in docs/judge.md. Every check returns a `CheckResult` whose `diff` is a
 short description of the first difference, meant as feedback to the agent.
 """
@@ -11,6 +12,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from codegym.judge.checkers.base import OK, CheckResult, Tagged, clip, show
@@ -267,7 +269,43 @@ class SetsChecker(NormalisedChecker):
 
 
 #: the text checkers without options, by name (one shared instance each)
+def _decimals(line: str) -> list[Decimal] | None:
+    try:
+        return [Decimal(tok) for tok in line.split()]
+    except (InvalidOperation, ValueError):
+        return None
+
+
+class DecimalLinesChecker(Checker):
+    """LiveCodeBench's stdin rule: the whole output stripped, then line by line (each
+    line stripped, the line counts equal), a line passes when it is identical or when
+    its whitespace-separated tokens all read as decimals equal to the expected line's
+    (``Decimal``: ``1.50`` equals ``1.5``, ``0.333`` does not equal ``0.3333``)."""
+
+    name = "decimal_lines"
+
+    @staticmethod
+    def lines(text: str) -> list[str]:
+        return [ln.strip() for ln in text.strip().split("\n")]
+
+    def check(self, expected: str, got: str, input: str = "") -> CheckResult:  # noqa: A002
+        if got == expected:
+            return OK
+        e, g = self.lines(expected), self.lines(got)
+        if len(e) != len(g):
+            return CheckResult(False, 0.0, "output differs: another number of lines", line_diff(e, g))
+        for i, (el, gl) in enumerate(zip(e, g)):
+            if el == gl:
+                continue
+            ge, ee = _decimals(gl), _decimals(el)
+            if ge is None or ee is None or ge != ee:
+                return CheckResult(False, 0.0, "output differs", line_diff(e[i:i + 1], g[i:i + 1])
+                                   .replace("line 1,", f"line {i + 1},", 1))
+        return OK
+
+
 TEXT_CHECKERS: dict[str, type[Checker]] = {
+    "decimal_lines": DecimalLinesChecker,
     "exact": ExactChecker,
     "lines": LinesChecker,
     "tokens": TokensChecker,
@@ -276,5 +314,6 @@ TEXT_CHECKERS: dict[str, type[Checker]] = {
 }
 
 __all__ = ["Checker", "NormalisedChecker", "ExactChecker", "LinesChecker", "TokensChecker", "FloatChecker",
+           "DecimalLinesChecker",
            "LinesUnorderedChecker", "SetsChecker", "TEXT_CHECKERS", "token_diff", "line_diff",
            "parse_number", "floats_close", "CONTEXT"]

@@ -1,4 +1,7 @@
-"""Value comparison of function tasks: decoded return values against expected JSON values.
+"""Value comparison of function tasks: decoded return values against expected values.
+
+`ValueChecker` (exact / float / `seq_lenient` rules) and `EvalPlusChecker` (EvalPlus's
+per-input decision with its special oracles); `make_value_checker` picks one.
 
 Both sides are plain data built by the trusted host (`codegym.judge.protocol.decode_value`
 rebuilds the driver's tagged values), so no user code runs while comparing. A value that
@@ -33,9 +36,10 @@ class ValueChecker(Tagged):
 
     Equality is Python's ``==`` on plain data (so ``1 == 1.0 == True`` unless
     `strict_types`), except that: NaN equals NaN; lists and tuples compare
-    equal element-wise when `seq_lenient` (default, as LiveCodeBench/EvalPlus
-    do); with a float tolerance every pair of non-bool numbers where either is a
-    float is compared with `floats_close`; sets compare as sets; dict keys must
+    equal element-wise when `seq_lenient` (default; ``"top"``: only a returned
+    tuple equals a list, as LiveCodeBench turns a returned tuple into a list); with a
+    float tolerance every pair of non-bool numbers where either is a float is compared
+    with `floats_close`; sets compare as sets; dict keys must
     match exactly; a `Repr` (unserialisable value) equals nothing.
     Both sides are plain data built by the trusted host, so no user code runs.
     """
@@ -43,7 +47,7 @@ class ValueChecker(Tagged):
     name = "values"
 
     def __init__(self, abs_tol: float | None = None, rel_tol: float | None = None,
-                 seq_lenient: bool = True, strict_types: bool = False):
+                 seq_lenient: bool | str = True, strict_types: bool = False):
         self.tolerance = abs_tol is not None or rel_tol is not None
         self.abs_tol = float(abs_tol or 0.0)
         self.rel_tol = float(rel_tol or 0.0)
@@ -71,14 +75,15 @@ class ValueChecker(Tagged):
             where = p or "value"
             if isinstance(g, Repr):
                 return f"{where}: expected {_short(e)}, got an unserialisable {g.type_name} ({_short(g.text)})"
-            if self.strict_types and not self._same_kind(g, e):
+            lenient = self.seq_lenient is True or (self.seq_lenient == "top" and not p)
+            if self.strict_types and not self._same_kind(g, e, lenient):
                 return f"{where}: expected {type(e).__name__} {_short(e)}, got {type(g).__name__} {_short(g)}"
             if isinstance(g, (int, float)) and isinstance(e, (int, float)):  # bool is an int
                 if not self._num_eq(g, e):
                     return f"{where}: expected {_short(e)}, got {_short(g)}"
                 continue
             if isinstance(g, (list, tuple)) and isinstance(e, (list, tuple)):
-                if not self.seq_lenient and type(g) is not type(e):
+                if not lenient and type(g) is not type(e):
                     return f"{where}: expected a {type(e).__name__}, got a {type(g).__name__}"
                 if len(g) != len(e):
                     return f"{where}: expected length {len(e)}, got length {len(g)} ({_short(g)})"
@@ -127,14 +132,16 @@ class ValueChecker(Tagged):
                 return False
         return True
 
-    def _same_kind(self, g: Any, e: Any) -> bool:
+    def _same_kind(self, g: Any, e: Any, lenient: bool) -> bool:
         if isinstance(g, (list, tuple)) and isinstance(e, (list, tuple)):
-            return self.seq_lenient or type(g) is type(e)
+            return lenient or type(g) is type(e)
         if isinstance(g, (set, frozenset)) and isinstance(e, (set, frozenset)):
             return True
         return type(g) is type(e)
 
-    def check_value(self, expected: Any, got: Any) -> CheckResult:
+    def check_value(self, expected: Any, got: Any, args: Any = None, kwargs: Any = None) -> CheckResult:
+        """`got` (the decoded return value) against `expected`; `args`/`kwargs` are the
+        call's arguments (rules that need them: `codegym.judge.checkers.evalplus`)."""
         try:
             d = self.first_difference(got, expected)
         except RecursionError:
@@ -162,11 +169,124 @@ def make_value_checker(spec: Any = None) -> ValueChecker:
     ``seq_lenient`` (list == tuple, default True), ``strict_types`` (default False)."""
     kind = spec if isinstance(spec, str) else spec_get(spec, "type", "exact")
     lenient = spec_get(spec, "seq_lenient", True) if not isinstance(spec, str) else True
+    lenient = lenient if lenient == "top" else bool(lenient)
     strict = spec_get(spec, "strict_types", False) if not isinstance(spec, str) else False
     if kind == "float":
         return ValueChecker(spec_get(spec, "abs_tol", 1e-6), spec_get(spec, "rel_tol", 1e-6),
-                            seq_lenient=bool(lenient), strict_types=bool(strict))
-    return ValueChecker(seq_lenient=bool(lenient), strict_types=bool(strict))
+                            seq_lenient=lenient, strict_types=bool(strict))
+    if kind == "evalplus":
+        args = spec_get(spec, "args", ()) or ()
+        return EvalPlusChecker(spec_get(spec, "abs_tol", 0.0), spec_get(spec, "rel_tol", EVALPLUS_RTOL),
+                               oracle=str(args[0]) if args else None)
+    return ValueChecker(seq_lenient=lenient, strict_types=bool(strict))
 
 
-__all__ = ["Repr", "ValueChecker", "make_value_checker"]
+# --------------------------------------------------------------------------- EvalPlus
+
+#: rtol of EvalPlus's ``np.allclose``
+EVALPLUS_RTOL = 1e-07
+#: the atol EvalPlus forces when the task's is 0 and the expected value is floats
+EVALPLUS_FLOAT_ATOL = 1e-06
+#: EvalPlus's special oracles (`EvalPlusChecker`'s `oracle`)
+EVALPLUS_ORACLES = ("poly_root", "always", "or_zero", "surface_area", "digit_distance", "set_eq", "not_none")
+
+
+def is_floats(x: Any) -> bool:
+    """EvalPlus's ``is_floats``: a float, or a non-empty list/tuple of floats only."""
+    if isinstance(x, float):
+        return True
+    if isinstance(x, (list, tuple)) and x:
+        return all(isinstance(i, float) for i in x)
+    return False
+
+
+def _allclose(out: Any, exp: Any, atol: float, rtol: float) -> bool:
+    # np.allclose(out, exp, rtol=rtol, atol=atol) on numbers and nested sequences of numbers
+    if isinstance(exp, (list, tuple)) or isinstance(out, (list, tuple)):
+        if not (isinstance(exp, (list, tuple)) and isinstance(out, (list, tuple))) or len(out) != len(exp):
+            return False
+        return all(_allclose(o, e, atol, rtol) for o, e in zip(out, exp))
+    if not (isinstance(out, (int, float)) and isinstance(exp, (int, float))):
+        return False
+    if math.isinf(out) or math.isinf(exp):
+        return out == exp
+    return abs(out - exp) <= atol + rtol * abs(exp)
+
+
+def _poly(xs: Any, x: Any) -> float:
+    return sum([coeff * math.pow(x, i) for i, coeff in enumerate(xs)])
+
+
+def _surface_area(base_edge: Any, height: Any) -> float:
+    slant_height = math.sqrt((base_edge / 2) ** 2 + height ** 2)
+    return round(base_edge ** 2 + 4 * (base_edge * slant_height) / 2)
+
+
+def _digit_distance(num1: Any, num2: Any) -> int:
+    s1, s2 = str(num1), str(num2)
+    n = max(len(s1), len(s2))
+    s1, s2 = s1.zfill(n), s2.zfill(n)
+    return sum(abs(int(a) - int(b)) for a, b in zip(s1, s2))
+
+
+def evalplus_ok(oracle: str | None, out: Any, exp: Any, inp: Any, atol: float,
+                rtol: float = EVALPLUS_RTOL) -> bool:
+    """EvalPlus's decision for one input (``evalplus.eval.unsafe_execute``): the special
+    oracle, then ``out == exp``, else -- when ``atol != 0``, or the expected value is
+    floats (EvalPlus then uses atol 1e-6) -- equal types and ``np.allclose``."""
+    if isinstance(out, Repr) and oracle != "not_none":   # an unserialisable value is still not None
+        return False
+    if oracle == "poly_root":
+        return abs(_poly(*inp, out)) <= atol
+    exact = out == exp
+    if oracle == "always":
+        exact = True
+    elif oracle == "or_zero":
+        exact = exact or out == 0
+    elif oracle == "surface_area":
+        exact = exact or abs(out - _surface_area(*inp)) <= atol
+    elif oracle == "digit_distance":
+        exact = exact or out == _digit_distance(*inp)
+    elif oracle == "set_eq":
+        exact = set(out) == set(exp)
+    elif oracle == "not_none":   # the expected value is whether the reference returned non-None
+        exact = out == exp if isinstance(out, bool) else exp == (out is not None)
+    if atol == 0 and is_floats(exp):
+        atol = EVALPLUS_FLOAT_ATOL
+    if not exact and atol != 0:
+        if type(out) is not type(exp):
+            return False
+        return _allclose(out, exp, atol, rtol)
+    return bool(exact)
+
+
+class EvalPlusChecker(Tagged):
+    """EvalPlus's comparison of a return value (`evalplus_ok`), on the host: `abs_tol` is
+    the task's ``atol``, `oracle` one of `EVALPLUS_ORACLES` or None. Values compare with
+    Python's ``==`` (a tuple is not a list); the plain data decoded from the driver runs
+    no user code. docs/importers.md lists the rules."""
+
+    name = "evalplus"
+
+    def __init__(self, abs_tol: float = 0.0, rel_tol: float = EVALPLUS_RTOL, oracle: str | None = None):
+        if oracle is not None and oracle not in EVALPLUS_ORACLES:
+            raise ValueError(f"unknown EvalPlus oracle {oracle!r} (known: {', '.join(EVALPLUS_ORACLES)})")
+        self.atol, self.rtol, self.oracle = float(abs_tol), float(rel_tol), oracle
+
+    def check_value(self, expected: Any, got: Any, args: Any = None, kwargs: Any = None) -> CheckResult:
+        try:
+            ok = evalplus_ok(self.oracle, got, expected, list(args or ()), self.atol, self.rtol)
+        except Exception:  # noqa: BLE001 -- a value the rule cannot use (EvalPlus: the assertion fails)
+            ok = False
+        if ok:
+            return OK
+        rule = f" (EvalPlus oracle {self.oracle})" if self.oracle else ""
+        return CheckResult(False, 0.0, "wrong return value" + rule,
+                           clip(f"expected {_short(expected)}, got {_short(got)}"))
+
+    def __repr__(self) -> str:
+        return f"<EvalPlusChecker atol={self.atol} oracle={self.oracle}>"
+
+
+__all__ = ["Repr", "ValueChecker", "make_value_checker", "EvalPlusChecker", "evalplus_ok", "is_floats",
+           "EVALPLUS_RTOL", "EVALPLUS_FLOAT_ATOL", "EVALPLUS_ORACLES"]

@@ -192,10 +192,38 @@ def _codegym_function_driver():
         spend(len(r) + 40)
         return {"#": "repr", "t": type(x).__name__, "v": r}
 
+    def dec(o):
+        # tagged wire values (codegym.judge.protocol.encode_value) back to Python values
+        t = type(o)
+        if t is list:
+            return [dec(v) for v in o]
+        if t is not dict:
+            return o
+        tag, v = o.get("#"), o.get("v")
+        if tag == "tuple":
+            return tuple(dec(x) for x in v)
+        if tag == "dict":
+            return {dec(k): dec(x) for k, x in v}
+        if tag == "set":
+            return {dec(x) for x in v}
+        if tag == "frozenset":
+            return frozenset(dec(x) for x in v)
+        if tag == "float":
+            return float(v)
+        if tag == "int":
+            return int(v, 16)
+        if tag == "bytes":
+            return base64.b64decode(v)
+        if tag == "complex":
+            return complex(dec(v[0]), dec(v[1]))
+        raise ValueError("unknown tag %r" % (tag,))
+
     path = req["path"]
     modname = req["module"]
     entry = req["entry"]
     stop_on_error = bool(req.get("stop_on_error"))
+    preamble = req.get("preamble")
+    tagged = bool(req.get("tagged"))
     _sys.path.insert(0, _os.path.dirname(_os.path.abspath(path)))
     _sys.dont_write_bytecode = True
 
@@ -206,6 +234,9 @@ def _codegym_function_driver():
         spec = importlib.util.spec_from_file_location(modname, path)
         mod = importlib.util.module_from_spec(spec)
         _sys.modules[modname] = mod
+        if preamble:
+            # a benchmark harness's block, run where it would be prepended to the program
+            exec(compile(preamble, "<preamble>", "exec", dont_inherit=True), mod.__dict__)
         spec.loader.exec_module(mod)
         cls = fn = None
         if "." in entry:
@@ -235,6 +266,8 @@ def _codegym_function_driver():
     disarm()
 
     for i, args, kwargs, cpu_s, wall_s in req["cases"]:
+        if tagged:
+            args, kwargs = dec(args), dec(kwargs)
         cur[0] = i
         budget[0] = cap
         status, payload, msg = "ok", None, ""

@@ -444,6 +444,8 @@ def prepare(nonce, cfg, out_stream):
     with open(path, "rb") as fh:
         source = fh.read()
     test_code = compile(cfg["test"], "<codegym-test>", "exec", dont_inherit=True)
+    preamble = cfg.get("preamble")   # a benchmark harness's block, run as if prepended to the program
+    preamble_code = compile(preamble, "<preamble>", "exec", dont_inherit=True) if preamble else None
     builtins_snapshot = dict(__builtins__)
     builtins_module = modules["builtins"]
     module_type = type(sys)
@@ -492,6 +494,8 @@ def prepare(nonce, cfg, out_stream):
             mod.__file__ = path_abs
             mod.__builtins__ = builtins_module
             modules[modname] = mod
+            if preamble_code is not None:
+                exec(preamble_code, mod.__dict__)
             exec(compile(source, path_abs, "exec", dont_inherit=True), mod.__dict__)
             verify()
             stage = "test"

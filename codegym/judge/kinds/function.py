@@ -22,6 +22,7 @@ from codegym.judge.protocol import (
     new_nonce,
     parse_function_frames,
     solution_files,
+    value_cap,
 )
 from codegym.judge.report import STATUS_OF_EXEC, CaseResult, clip, exec_message, tail
 from codegym.judge.testgen import Case
@@ -100,7 +101,8 @@ class _FunctionRun:
         body = function_request(
             nonce, self.main_file, self.task.entry_point,
             [(i, list(cases[i].args or []), dict(cases[i].kwargs or {}), per_case[i][0], per_case[i][1])
-             for i in idxs], import_time=self.import_time, stop_on_error=self.early_exit)
+             for i in idxs], import_time=self.import_time, stop_on_error=self.early_exit,
+            cap=value_cap(limits), preamble=self.task.preamble)
         cpu = sum(per_case[i][0] for i in idxs) + self.import_time + 1.0
         wall = sum(per_case[i][1] for i in idxs) + limits.wall() + 2.0
         return nonce, RunRequest(stdin=body, limits=limits.replace(time_s=cpu, wall_s=wall),
@@ -173,7 +175,7 @@ class _FunctionRun:
             got = decode_value(fr.get("v"))
         except DECODE_ERRORS as e:
             return CaseResult(status="wrong_answer", message=f"undecodable return value: {e}", **base)
-        r = self.checker_for(c).check_value(c.expected, got)
+        r = self.checker_for(c).check_value(c.expected, got, c.args, c.kwargs)
         return CaseResult(status="passed" if r.ok else "wrong_answer", message=r.message, diff=r.diff,
                           score=1.0 if r.ok else 0.0, **base)
 

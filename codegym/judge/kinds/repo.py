@@ -3,7 +3,10 @@
 - `grading_tree`, `restore_paths`: the candidate's files over the base repository, the
   task's tests, test runner hooks and configuration restored, the test patch applied
   (hidden split), files that would run around the tests dropped.
-- `run_command`, `with_setup`, `CommandRun`: one test command in the sandbox.
+- `run_env`, `RunEnv`, `repo_image`: what the tests run with (the repository's built
+  environment, variables, setup commands; the Docker backend's image of that environment).
+- `run_commands`, `run_command`, `CommandRun`: test commands on one checkout in the sandbox
+  (setup once); a missing test tool is a ``sandbox_error`` that names it.
 - `evaluate_case`, `run_repo_cases`: a `CaseResult` per case from the run's report
   (`codegym.judge.logs.pytest`); a listed test passes only with an explicit pass in a
   finished run.
@@ -24,12 +27,24 @@ from typing import Any
 from codegym.judge import harness
 from codegym.judge.kinds.common import case_limits
 from codegym.judge.logs.pytest import django_to_dotted, parse_results
+from codegym.judge.logs.swebench import OfficialParserMissing
 from codegym.judge.report import CaseResult, clip, exec_message, tail
-from codegym.tasks.repo import FAIL_TO_PASS, PASS_TO_PASS, SWEError, apply_patch, base_tree, patch_paths, swe_data
+from codegym.sandbox.repoenv import EnvBuildError, build_env, env_image, find_env
+from codegym.tasks.repo import (
+    FAIL_TO_PASS,
+    PASS_TO_PASS,
+    SWEError,
+    apply_patch,
+    base_tree,
+    env_spec,
+    patch_paths,
+    swe_data,
+)
 
 __all__ = [
-    "file_of_test_id", "restore_paths", "grading_tree", "CommandRun", "with_setup", "run_command",
-    "evaluate_case", "run_repo_cases", "Resolution", "resolution", "annotate_report",
+    "file_of_test_id", "restore_paths", "grading_tree", "CommandRun", "RunEnv", "run_env", "repo_image",
+    "with_setup", "run_commands", "run_command", "evaluate_case", "run_repo_cases", "Resolution", "resolution",
+    "annotate_report",
 ]
 
 # =========================================================================== grading tree
@@ -191,8 +206,8 @@ class CommandRun:
     """One test command run in the sandbox.
 
     status   ok (the command ran; see rc) | timeout | runtime_error | memory_limit |
-             output_limit | sandbox_error (the runner itself failed)
-    rc       the command's exit code ("timeout" / "error" from the runner)
+             output_limit | sandbox_error (the runner itself failed, or a test tool is missing)
+    rc       the command's exit code ("timeout" / "error" / "missing" from the runner)
     output   its stdout+stderr (last 2 MiB); junit: the collected junit XML or None
     """
 
@@ -206,6 +221,44 @@ class CommandRun:
     memory_mb: float = 0.0
 
 
+@dataclass(frozen=True)
+class RunEnv:
+    """What the test commands of a task run with: directories put first on PATH, environment
+    variables, setup commands (once per checkout), the official log parser if any."""
+
+    path: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    setup: tuple[str, ...] = ()
+    parser: str | None = None
+    describe: str = ""
+
+
+def run_env(task, build: bool = True) -> RunEnv:
+    """The `RunEnv` of a repo task: its environment (`codegym.tasks.repo.env_spec`, built
+    now when `build` and missing: a trusted step that may use the package registry), its
+    variables and setup commands. Raises EnvBuildError when the environment cannot be built."""
+    data = swe_data(task)
+    spec = env_spec(task)
+    path: tuple[str, ...] = ()
+    env: dict[str, str] = {}
+    describe = ""
+    if spec is not None:
+        pyenv = build_env(spec) if build else find_env(spec)
+        if pyenv is not None:
+            path, env, describe = tuple(pyenv.path_dirs()), pyenv.env_vars(), pyenv.path.name
+    env.update(data.env)
+    return RunEnv(path, env, tuple(data.setup), data.log_parser, describe)
+
+
+def repo_image(task, sandbox) -> str | None:
+    """The Docker backend's image of a task with an environment (`env_image`: built locally
+    from the same key, FROM codegym's own image); None for other tasks or backends."""
+    spec = env_spec(task) if getattr(task, "repo", None) is not None else None
+    if spec is None or not hasattr(sandbox, "image_from_dockerfile"):
+        return None
+    return env_image(build_env(spec))
+
+
 def _junit_path(command: Sequence[str]) -> str | None:
     for j, a in enumerate(command):
         if a.startswith("--junitxml="):
@@ -217,24 +270,37 @@ def _junit_path(command: Sequence[str]) -> str | None:
 
 def with_setup(command: Sequence[str], setup: Sequence[str]) -> list[str]:
     """`command` preceded by the setup shell commands (one ``sh -c``; a failing setup
-    command stops the run)."""
+    command stops the run). `run_commands` runs setup once for several commands instead."""
     if not setup:
         return list(command)
     script = "set -e\n" + "\n".join(setup) + '\nexec "$@"\n'
     return ["sh", "-c", script, "codegym-setup", *command]
 
 
-def run_command(sandbox, tree: Mapping[str, str | bytes], command: Sequence[str], limits) -> CommandRun:
-    """Run `command` in a fresh sandbox run directory holding `tree` (cwd = its root)."""
+def _exec_status(res) -> str:
+    return res.status if res.status in ("timeout", "memory_limit", "output_limit", "sandbox_error") \
+        else "runtime_error"
+
+
+def run_commands(sandbox, tree: Mapping[str, str | bytes], commands: Sequence[Sequence[str]], limits,
+                 tenv: RunEnv | None = None) -> list[CommandRun]:
+    """Run `commands` in order, in ONE fresh sandbox run directory holding `tree` (the
+    checkout; cwd = its root): the setup commands of `tenv` first, once. A `CommandRun`
+    per command; every command gets `limits`' wall time."""
+    tenv = tenv or RunEnv()
+    n = len(commands)
     build = sandbox.build("python", {"main.py": harness.COMMAND_RUNNER})
     if not build.ok:
-        return CommandRun("sandbox_error", message=exec_message(build.result) if build.result else "build failed")
+        msg = exec_message(build.result) if build.result else "build failed"
+        return [CommandRun("sandbox_error", message=msg) for _ in range(n)]
     extra = {f"ws/{p}": _as_bytes(c) for p, c in tree.items()
              if isinstance(p, str) and not p.startswith("/") and ".." not in p.split("/")}
-    junit = _junit_path(command)
-    body = json.dumps({"command": list(command), "timeout": limits.wall(), "collect": [junit] if junit else []})
-    res = sandbox.run(build, stdin=body, limits=limits.replace(wall_s=limits.wall() + 5), extra_files=extra)
-    run = CommandRun(status="ok", cpu_s=res.cpu_s, wall_s=res.wall_s, memory_mb=res.max_rss_mb)
+    cmds = [{"argv": list(c), "collect": [j] if (j := _junit_path(c)) else []} for c in commands]
+    body = json.dumps({"commands": cmds, "setup": list(tenv.setup), "env": dict(tenv.env),
+                       "path": list(tenv.path), "timeout": limits.wall()})
+    wall = limits.wall() * (n + (1 if tenv.setup else 0)) + 5
+    res = sandbox.run(build, stdin=body, limits=limits.replace(wall_s=wall), extra_files=extra)
+    stats = dict(cpu_s=res.cpu_s, wall_s=res.wall_s, memory_mb=res.max_rss_mb)
     payload = None
     for line in reversed(res.stdout.split("\n")):
         if line.startswith("@cgcmd "):
@@ -244,21 +310,38 @@ def run_command(sandbox, tree: Mapping[str, str | bytes], command: Sequence[str]
                 payload = None
             break
     if payload is None:
-        run.status = res.status if res.status != "ok" else "runtime_error"
-        run.message = exec_message(res) or "the test runner gave no report"
-        return run
-    run.rc = payload.get("rc")
-    run.output = str(payload.get("output", ""))
-    run.junit = (payload.get("files") or {}).get(junit) if junit else None
-    if run.rc == "timeout":
-        run.status, run.message = "timeout", "the test command timed out"
-    elif run.rc == "error":
-        run.message = run.output[:300]
-    return run
+        msg = exec_message(res) or "the test runner gave no report"
+        return [CommandRun(res.status if res.status != "ok" else "runtime_error", message=msg, **stats)
+                for _ in range(n)]
+    setup = payload.get("setup")
+    if setup is not None and setup.get("rc") != 0:
+        rc, out = setup.get("rc"), str(setup.get("output", ""))
+        status = {"missing": "sandbox_error", "timeout": "timeout", "error": "sandbox_error"}.get(rc, "runtime_error")
+        why = "a setup command's program is not installed in the sandbox" if rc == "missing" else \
+            f"the setup commands failed (exit {rc})"
+        return [CommandRun(status, rc=rc, output=out, message=f"{why}: {tail(out, 300)}", **stats) for _ in range(n)]
+    out: list[CommandRun] = []
+    for cmd, r in zip(cmds, payload.get("runs", []) + [None] * n):
+        if r is None:
+            out.append(CommandRun("sandbox_error", message="the test runner stopped before this command", **stats))
+            continue
+        run = CommandRun("ok", rc=r.get("rc"), output=str(r.get("output", "")), **stats)
+        run.junit = (r.get("files") or {}).get(cmd["collect"][0]) if cmd["collect"] else None
+        if run.rc == "timeout":
+            run.status, run.message = "timeout", "the test command timed out"
+        elif run.rc in ("missing", "error"):
+            run.status, run.message = "sandbox_error", run.output[:500]
+        out.append(run)
+    return out[:n]
+
+
+def run_command(sandbox, tree: Mapping[str, str | bytes], command: Sequence[str], limits,
+                tenv: RunEnv | None = None) -> CommandRun:
+    """Run one `command` in a fresh sandbox run directory holding `tree` (`run_commands`)."""
+    return run_commands(sandbox, tree, [command], limits, tenv)[0]
 
 
 # =========================================================================== cases
-
 
 
 def _case_status_lines(statuses: Mapping[str, str]) -> str:
@@ -267,9 +350,10 @@ def _case_status_lines(statuses: Mapping[str, str]) -> str:
     return "\n".join(f"{s}  {t}" for t, s in statuses.items() if s != "passed")
 
 
-def evaluate_case(wanted: Sequence[str], run: CommandRun) -> tuple[bool, float, str, dict[str, str]]:
+def evaluate_case(wanted: Sequence[str], run: CommandRun, parser: str | None = None
+                  ) -> tuple[bool, float, str, dict[str, str]]:
     """(passed, score, message, statuses of the listed tests) of one case on one run."""
-    res = parse_results(run.output, run.junit)
+    res = parse_results(run.output, run.junit, parser)
     statuses: dict[str, str] = {}
     problems: list[str] = []  # the causes first: the message is clipped
     if not res.complete:
@@ -306,43 +390,54 @@ def evaluate_case(wanted: Sequence[str], run: CommandRun) -> tuple[bool, float, 
 def run_repo_cases(task, files: Mapping[str, Any], cases: Sequence[Any], sandbox, early_exit: bool) -> list:
     """The judge's ``repo`` kind: a `CaseResult` (or None: not run) per case.
 
-    Cases of one split that share a command share one run. A case passes when every
-    listed test passed (score: the fraction that did), or, without a list, when the
+    The cases of one split run on one checkout: its setup commands once, then each
+    distinct command once (cases that share a command share its run). A case passes when
+    every listed test passed (score: the fraction that did), or, without a list, when the
     command exited 0 after running at least one test with no failure."""
     out: list[Any] = [None] * len(cases)
+    try:
+        tenv = run_env(task)
+    except (EnvBuildError, SWEError, OSError) as e:
+        msg = f"the repository's test environment could not be built: {e}"
+        return [CaseResult(status="sandbox_error", message=msg[:1500], index=c.index, name=c.name, split=c.split,
+                           weight=c.weight) for c in cases]
     trees: dict[str, tuple[dict, list[str]] | SWEError] = {}
     runs: dict[tuple, CommandRun] = {}
-    setup = list(getattr(getattr(task, "repo", None), "setup", None) or ())
+    for split in dict.fromkeys(c.split for c in cases):
+        try:
+            trees[split] = grading_tree(task, files, split)
+        except SWEError as e:
+            trees[split] = e
+            continue
+        groups: dict[Any, list[tuple[str, ...]]] = {}
+        for c in cases:
+            if c.split == split:
+                cmds = groups.setdefault(case_limits(task, c), [])
+                if tuple(c.command or ()) not in cmds:
+                    cmds.append(tuple(c.command or ()))
+        for limits, cmds in groups.items():
+            for cmd, run in zip(cmds, run_commands(sandbox, trees[split][0], cmds, limits, tenv)):
+                runs[(split, cmd, limits)] = run
     for i, c in enumerate(cases):
         base = dict(index=c.index, name=c.name, split=c.split, weight=c.weight)
-        if c.split not in trees:
-            try:
-                trees[c.split] = grading_tree(task, files, c.split)
-            except SWEError as e:
-                trees[c.split] = e
         tree = trees[c.split]
         if isinstance(tree, SWEError):
             out[i] = CaseResult(status="sandbox_error", message=str(tree), **base)
-            if early_exit:
-                break
-            continue
-        limits = case_limits(task, c)
-        command = with_setup(list(c.command or []), setup)
-        key = (c.split, tuple(command), limits)
-        run = runs.get(key)
-        if run is None:
-            run = runs[key] = run_command(sandbox, tree[0], command, limits)
-        base.update(time_s=run.cpu_s, wall_s=run.wall_s, memory_mb=run.memory_mb)
-        if run.status != "ok":
-            status = run.status if run.status in ("timeout", "memory_limit", "output_limit", "sandbox_error") \
-                else "runtime_error"
-            out[i] = CaseResult(status=status, message=run.message, **base)
         else:
-            ok, score, message, statuses = evaluate_case(list(c.tests or []), run)
-            if tree[1] and not ok:
-                message = (message + "\nnote: " + "; ".join(tree[1]))[:1200]
-            out[i] = CaseResult(status="passed" if ok else "wrong_answer", score=score, message=message,
-                                diff=_case_status_lines(statuses), **base)
+            run = runs[(c.split, tuple(c.command or ()), case_limits(task, c))]
+            base.update(time_s=run.cpu_s, wall_s=run.wall_s, memory_mb=run.memory_mb)
+            if run.status != "ok":
+                out[i] = CaseResult(status=_exec_status(run), message=run.message, **base)
+            else:
+                try:
+                    ok, score, message, statuses = evaluate_case(list(c.tests or []), run, tenv.parser)
+                except OfficialParserMissing as e:
+                    out[i] = CaseResult(status="sandbox_error", message=str(e), **base)
+                    continue
+                if tree[1] and not ok:
+                    message = (message + "\nnote: " + "; ".join(tree[1]))[:1200]
+                out[i] = CaseResult(status="passed" if ok else "wrong_answer", score=score, message=message,
+                                    diff=_case_status_lines(statuses), **base)
         if early_exit and not out[i].passed:
             break
     return out
@@ -402,6 +497,8 @@ def _statuses_from_case(tests: Sequence[str], cr: Mapping[str, Any] | Any | None
         st, _, tid = line.partition("  ")
         if tid:
             listed[tid] = st
+    if not listed:  # failed as a whole (a command with no listed tests, errors outside tests ...)
+        return {t: "failed" for t in tests}
     return {t: listed.get(t, "passed") for t in tests}
 
 

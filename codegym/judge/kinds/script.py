@@ -105,7 +105,8 @@ def _run_python(task, files: Mapping[str, Any], main_file: str, cases: list[Case
     """Every case through the script driver, in parallel; `evaluate(i, res)` -> failed."""
     build = sandbox.build("python", {"main.py": SCRIPT_DRIVER})
     sol_files = solution_files(dict(files), only_python=True, main_file=main_file)
-    reqs = [RunRequest(stdin=script_request(nonces[i], main_file, c.code or "", task.entry_point),
+    reqs = [RunRequest(stdin=script_request(nonces[i], main_file, c.code or "", task.entry_point,
+                                            task.preamble),
                        limits=case_limits(task, c), extra_files=sol_files) for i, c in enumerate(cases)]
 
     def stop(i: int, res) -> bool:

@@ -13,18 +13,21 @@ from typing import Any
 
 from codegym.judge.checkers import CheckResult, ProgramChecker
 from codegym.judge.kinds.common import case_checkers, case_limits
+from codegym.judge.protocol import unshift_lines, with_preamble
 from codegym.judge.report import STATUS_OF_EXEC, CaseResult, exec_message
 from codegym.judge.testgen import Case
 from codegym.sandbox import RunRequest
 from codegym.sandbox.launcher import LAUNCHER, hidden_files
 
 
-def stdio_launch(lang: str, files: Mapping[str, Any], main_file: str) -> tuple[list[str], dict | None]:
+def stdio_launch(lang: str, files: Mapping[str, Any], main_file: str,
+                 preamble: str | None = None) -> tuple[list[str], dict | None]:
     """(argv, extra files) of a stdio run. Python programs run through the launcher with
     their files as extra files of each run: they never enter the sandbox's build store,
-    which later runs can read (a policy must not learn to copy a peer's solution)."""
+    which later runs can read (a policy must not learn to copy a peer's solution). A
+    task's `preamble` (Python) is prepended to the main file."""
     if lang == "python":
-        return [main_file], hidden_files(dict(files))
+        return [main_file], hidden_files(with_preamble(dict(files), main_file, preamble))
     return [], None
 
 
@@ -43,6 +46,7 @@ def run_stdio(task, build, cases: list[Case], sandbox, early_exit: bool, languag
     out: list[CaseResult | None] = [None] * len(cases)
     checker_for = case_checkers(task)
     program_pending: list[int] = []
+    preamble = task.preamble if language == "python" and argv else None
 
     def evaluate(i: int, res) -> bool:
         """Fill out[i]; True when the case failed (for early exit)."""
@@ -51,7 +55,8 @@ def run_stdio(task, build, cases: list[Case], sandbox, early_exit: bool, languag
                     memory_mb=res.max_rss_mb, weight=case.weight)
         if res.status != "ok":
             out[i] = CaseResult(status=STATUS_OF_EXEC.get(res.status, "runtime_error"),
-                                message=exec_message(res), **base)
+                                message=unshift_lines(exec_message(res), argv[0] if argv else "", preamble),
+                                **base)
             return True
         chk = checker_for(case)
         if isinstance(chk, ProgramChecker):

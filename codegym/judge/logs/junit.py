@@ -21,6 +21,7 @@ class TestReport:
     statuses: dict[str, str] = field(default_factory=dict)   # id -> passed|failed|error|skipped
     counts: dict[str, int] = field(default_factory=dict)     # passed/failed/error/skipped totals
     source: str = "none"                                     # junit | summary | counts | none
+    errors: list[str] = field(default_factory=list)          # collection errors (junit)
 
     def status_of(self, test_id: str) -> str | None:
         if test_id in self.statuses:
@@ -40,7 +41,10 @@ def nodeid_to_junit(nodeid: str) -> str:
 
 
 def parse_junit(xml_text: str) -> TestReport:
-    """Parse junit XML (pytest --junitxml); ids are ``classname::name``."""
+    """Parse junit XML (pytest --junitxml); ids are ``classname::name``. An expected failure
+    (``<skipped type="pytest.xfail">``) is a pass, as SWE-bench counts it; a collection
+    error (a testcase without a classname) is listed in `TestReport.errors`. An id that
+    repeats (a teardown error after a pass) keeps its worst status."""
     rep = TestReport(source="junit")
     root = ET.fromstring(xml_text)
     for tc in root.iter("testcase"):
@@ -48,15 +52,24 @@ def parse_junit(xml_text: str) -> TestReport:
         tid = f"{cls}::{name}" if cls else name
         status = "passed"
         for child in tc:
-            if child.tag in ("failure",):
-                status = "failed"
+            if child.tag == "failure":
+                status = _worse(status, "failed")
             elif child.tag == "error":
-                status = "error"
-            elif child.tag == "skipped":
-                status = "skipped"
-        rep.statuses[tid] = status
+                status = _worse(status, "error")
+            elif child.tag == "skipped" and child.get("type") != "pytest.xfail":
+                status = _worse(status, "skipped")
+        if not cls and status == "error":
+            rep.errors.append(f"{name}: collection failure")
+        rep.statuses[tid] = _worse(rep.statuses.get(tid, "passed"), status) if tid in rep.statuses else status
         rep.counts[status] = rep.counts.get(status, 0) + 1
     return rep
+
+
+_RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+
+
+def _worse(a: str, b: str) -> str:
+    return a if _RANK[a] >= _RANK[b] else b
 
 
 _SUMMARY_RE = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\s+(\S+)")

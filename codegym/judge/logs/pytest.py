@@ -1,10 +1,12 @@
 """Per-test results read from a Python test run's log (`TestResults`).
 
 `parse_unittest` reads ``python -m unittest -v`` (status lines, subtests, ``FAIL:`` /
-``ERROR:`` sections, import failures, the ``Ran N tests`` summary); `parse_results`
-picks it or pytest's report (junit XML, ``-rA`` lines, count lines: read by
-`codegym.judge.logs.junit.parse_test_report`). Test ids are unittest's dotted ids, pytest
-node ids or SWE-bench's Django form ``test_y (tests.test_x.Class)`` (`django_to_dotted`).
+``ERROR:`` sections, import failures, the ``Ran N tests`` summary); `parse_pytest` reads
+pytest's text (``-rA`` summary and ``-v`` lines: ids with spaces, brackets, unicode; ANSI
+colour stripped, `strip_ansi`); `parse_results` picks junit XML when the run wrote it, a
+named official SWE-bench parser (`codegym.judge.logs.swebench`), or one of those. Test
+ids are unittest's dotted ids, pytest node ids or SWE-bench's Django form
+``test_y (tests.test_x.Class)`` (`django_to_dotted`).
 """
 
 from __future__ import annotations
@@ -12,9 +14,28 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from codegym.judge.logs.junit import nodeid_to_junit, parse_test_report
+from codegym.judge.logs.junit import nodeid_to_junit, parse_junit
+from codegym.judge.logs.swebench import official_statuses
 
-__all__ = ["TestResults", "parse_unittest", "parse_results", "django_to_dotted"]
+__all__ = ["TestResults", "parse_unittest", "parse_pytest", "parse_results", "django_to_dotted", "strip_ansi",
+           "escape_id"]
+
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+
+def strip_ansi(text: str) -> str:
+    """`text` without terminal escape sequences (colours, cursor moves) or carriage returns."""
+    return _ANSI_RE.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+
+
+def escape_id(test_id: str) -> str:
+    """A node id as pytest prints it: the non-ASCII characters of its parameter part
+    escaped (``test_x[\\xe9]``), as pytest does unless told otherwise."""
+    head, bracket, params = test_id.partition("[")
+    if not bracket or params.isascii():
+        return test_id
+    return head + bracket + params.encode("unicode_escape").decode("ascii")
+
 
 #: unittest's class and module fixtures: their failures are errors outside tests
 _LIFECYCLE = frozenset({"setUpClass", "tearDownClass", "setUpModule", "tearDownModule"})
@@ -46,14 +67,21 @@ class TestResults:
     source: str = "none"
 
     def status_of(self, test_id: str) -> str | None:
-        if test_id in self.statuses:
-            return self.statuses[test_id]
-        dotted = django_to_dotted(test_id)
-        if dotted and dotted in self.statuses:
-            return self.statuses[dotted]
-        if "::" in test_id:
-            return self.statuses.get(nodeid_to_junit(test_id))
+        for tid in dict.fromkeys((test_id, escape_id(test_id))):
+            if tid in self.statuses:
+                return self.statuses[tid]
+            dotted = django_to_dotted(tid)
+            if dotted and dotted in self.statuses:
+                return self.statuses[dotted]
+            if "::" in tid and nodeid_to_junit(tid) in self.statuses:
+                return self.statuses[nodeid_to_junit(tid)]
         return None
+
+    def put(self, test_id: str, status: str) -> None:
+        """Record a status; when an id is reported twice the worst status stays."""
+        old = self.statuses.get(test_id)
+        if old is None or _SEVERITY[status] > _SEVERITY[old]:
+            self.statuses[test_id] = status
 
     @property
     def failures(self) -> int:
@@ -90,6 +118,7 @@ def parse_unittest(output: str) -> TestResults:
     """Read ``python -m unittest -v`` output (Python 3.8+: ``name (module.Class)``,
     3.11+: ``name (module.Class.name)``)."""
     res = TestResults(source="unittest")
+    output = strip_ansi(output)
 
     def put(name: str, paren: str, status: str) -> None:
         if paren.startswith(_FAILED_TEST):
@@ -141,21 +170,100 @@ def parse_unittest(output: str) -> TestResults:
     return res
 
 
-def parse_results(output: str, junit_xml: str | None = None) -> TestResults:
-    """Per-test results of a run: junit XML when given, else unittest's verbose report,
-    else pytest's ``-rA`` / count lines (`parse_test_report`)."""
-    if not junit_xml and (_UT_RAN_ANY.search(output) or _UT_LINE_ANY.search(output)
-                          and not re.search(r"^(PASSED|FAILED|ERROR) \S+::", output, re.M)):
-        return parse_unittest(output)
-    rep = parse_test_report(output, junit_xml)
-    res = TestResults(statuses=dict(rep.statuses), source=rep.source)
-    if rep.source == "junit":
-        res.complete = True
-    elif rep.counts:
-        res.complete = True
-        res.ran = sum(v for k, v in rep.counts.items() if k in ("passed", "failed", "error", "xfailed", "xpassed"))
-    if not res.statuses and res.ran is None and rep.counts:
-        res.ran = 0
-    if re.search(r"^(?:ERROR collecting|E\s+\w+Error)", output, re.M) and rep.counts.get("error"):
-        res.errors.append("collection errors")
+_PY_STATUS = {"PASSED": "passed", "FAILED": "failed", "ERROR": "error", "SKIPPED": "skipped",
+              "XFAIL": "passed", "XPASS": "passed"}  # SWE-bench counts an expected failure as a pass
+_PY_SUMMARY = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (.+)$")
+_PY_VERBOSE = re.compile(r"^(.+?::.+?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: +\[ *\d+%\])?\s*$")
+#: pytest's final count line: framed by ``=`` (default), bare under ``-q``
+_PY_FINAL = re.compile(r"^(=+ )?(?:.*\b(?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)\b.*"
+                       r"|no tests ran.*) in [\d.]+s(?: \([\d:]+\))?(?(1) =+)$")
+_PY_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)\b")
+
+
+def _summary_id(word: str, rest: str) -> str | None:
+    """The node id of a ``-rA`` line: ``FAILED id - message`` ends at the first `` - `` outside
+    brackets (parameter ids may hold spaces and dashes); a PASSED line is the id alone."""
+    rest = rest.strip()
+    if word in ("FAILED", "ERROR", "XFAIL", "XPASS"):
+        depth, i = 0, 0
+        while i < len(rest):
+            c = rest[i]
+            if c == "[":
+                depth += 1
+            elif c == "]":
+                depth = max(0, depth - 1)
+            elif depth == 0 and rest.startswith(" - ", i):
+                rest = rest[:i]
+                break
+            i += 1
+    if "::" not in rest and not rest.endswith(".py"):
+        return None  # "SKIPPED [1] path:line: reason" names no test
+    return rest
+
+
+def parse_pytest(output: str) -> TestResults:
+    """Read pytest's text report: the ``-rA`` short summary lines and ``-v`` lines (the worst
+    status of an id wins: a teardown error after a pass is an error), the final count line
+    (``=== 3 passed, 1 failed in 0.2s ===``) for completeness, collection errors."""
+    res = TestResults(source="pytest")
+    counts: dict[str, int] = {}
+    for line in strip_ansi(output).splitlines():
+        m = _PY_SUMMARY.match(line)
+        if m:
+            tid = _summary_id(m.group(1), m.group(2))
+            if tid is not None:
+                res.put(tid, _PY_STATUS[m.group(1)])
+            continue
+        m = _PY_VERBOSE.match(line)
+        if m and not line.startswith(" "):
+            res.put(m.group(1).strip(), _PY_STATUS[m.group(2)])
+            continue
+        if _PY_FINAL.match(line.strip()):
+            res.complete = True
+            counts = {("error" if w.startswith("error") else w): int(n) for n, w in _PY_COUNT.findall(line)}
+        elif line.startswith("ERROR collecting ") or line.startswith("_ ERROR collecting "):
+            res.errors.append(line.strip("_ ").strip())
+    if res.complete:
+        res.ran = sum(v for k, v in counts.items() if k != "skipped")
     return res
+
+
+def _from_junit(xml_text: str) -> TestResults | None:
+    try:
+        rep = parse_junit(xml_text)
+    except Exception:  # noqa: BLE001 -- a junit file that is not XML: read the text instead
+        return None
+    res = TestResults(statuses=dict(rep.statuses), complete=True, source="junit")
+    res.ran = sum(1 for s in rep.statuses.values() if s != "skipped")
+    res.errors.extend(rep.errors)
+    return res
+
+
+def parse_results(output: str, junit_xml: str | None = None, parser: str | None = None) -> TestResults:
+    """Per-test results of a run: the junit XML the run wrote, else the official SWE-bench
+    parser named by the task (`parser`, e.g. ``parse_log_django``; the ``swebench`` package),
+    else unittest's verbose report or pytest's text report, whichever the log holds."""
+    if junit_xml:
+        res = _from_junit(junit_xml)
+        if res is not None:
+            return res
+    text = strip_ansi(output)
+    if parser:
+        statuses = official_statuses(parser, text)
+        res = TestResults(source=f"swebench:{parser}")
+        for tid, st in statuses.items():
+            res.put(tid, st)
+        ut = parse_unittest(text) if _UT_RAN_ANY.search(text) else None
+        py = parse_pytest(text)
+        res.complete = bool((ut and ut.complete) or py.complete or _OTHER_FINAL.search(text))
+        res.ran = (ut.ran if ut and ut.complete else py.ran)
+        res.errors = list((ut.errors if ut else []) or py.errors)
+        return res
+    if _UT_RAN_ANY.search(text) or (_UT_LINE_ANY.search(text) and not re.search(
+            r"^(PASSED|FAILED|ERROR) \S+::", text, re.M)):
+        return parse_unittest(text)
+    return parse_pytest(text)
+
+
+#: final lines of other runners SWE-bench parses (SymPy's bin/test)
+_OTHER_FINAL = re.compile(r"^=+ tests finished: .* in [\d.]+ seconds =+$", re.M)

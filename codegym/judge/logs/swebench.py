@@ -1,0 +1,59 @@
+"""The official SWE-bench log parsers (the ``swebench`` package), where a task names one.
+
+SWE-bench reads each repository's test log with its own parser (`REPO_PARSERS`: Django's
+runner, SymPy's, pytest variants); an imported instance of those repositories names it
+(``metadata.extra.swe.log_parser``) and `official_statuses` runs it, mapping SWE-bench's
+statuses to the judge's (XFAIL counts as a pass, as in SWE-bench's grading). The package
+is the ``[swebench]`` extra, imported on first use only.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+__all__ = ["REPO_PARSERS", "parser_for_repo", "official_statuses", "OfficialParserMissing"]
+
+#: SWE-bench's parser of each repository it knows (swebench.harness.log_parsers.python);
+#: any other repository's pytest log is read by SWE-bench with ``parse_log_pytest``
+REPO_PARSERS = {
+    "astropy/astropy": "parse_log_astropy", "django/django": "parse_log_django",
+    "marshmallow-code/marshmallow": "parse_log_marshmallow", "matplotlib/matplotlib": "parse_log_matplotlib",
+    "mwaskom/seaborn": "parse_log_seaborn", "pallets/flask": "parse_log_flask",
+    "psf/requests": "parse_log_requests", "pvlib/pvlib-python": "parse_log_pvlib",
+    "pydata/xarray": "parse_log_xarray", "pydicom/pydicom": "parse_log_pydicom",
+    "pylint-dev/astroid": "parse_log_astroid", "pylint-dev/pylint": "parse_log_pylint",
+    "pytest-dev/pytest": "parse_log_pytest", "pyvista/pyvista": "parse_log_pyvista",
+    "scikit-learn/scikit-learn": "parse_log_scikit", "sqlfluff/sqlfluff": "parse_log_sqlfluff",
+    "sphinx-doc/sphinx": "parse_log_sphinx", "sympy/sympy": "parse_log_sympy",
+}
+_STATUS = {"PASSED": "passed", "XFAIL": "passed", "FAILED": "failed", "ERROR": "error", "SKIPPED": "skipped"}
+
+
+class OfficialParserMissing(RuntimeError):
+    """The named parser needs the ``swebench`` package, which is not installed."""
+
+
+def parser_for_repo(repo: str) -> str | None:
+    """The official parser of a repository SWE-bench runs with a runner of its own
+    (Django, SymPy, ...); None where the judge's own readers apply (junit XML, pytest text)."""
+    name = REPO_PARSERS.get(repo)
+    return name if name not in (None, "parse_log_pytest") else None
+
+
+@functools.cache
+def _parser(name: str) -> Callable:
+    try:
+        from swebench.harness.log_parsers import PARSER_REGISTRY  # noqa: PLC0415 -- the [swebench] extra
+    except ImportError as e:
+        raise OfficialParserMissing(f"the task's log parser {name} is SWE-bench's: pip install "
+                                    f"'codegym[swebench]' ({e})") from None
+    if name not in PARSER_REGISTRY:
+        raise OfficialParserMissing(f"swebench has no log parser {name!r}")
+    return PARSER_REGISTRY[name]
+
+
+def official_statuses(name: str, log: str) -> dict[str, str]:
+    """{test id: passed | failed | error | skipped} read by SWE-bench's parser `name`."""
+    raw = _parser(name)(log, None)
+    return {tid: _STATUS.get(str(getattr(st, "value", st)), "failed") for tid, st in raw.items()}
