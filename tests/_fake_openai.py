@@ -3,7 +3,8 @@
 `FakeOpenAIServer` listens on 127.0.0.1 (port 0: the OS picks one) in a
 background thread and answers ``POST /v1/chat/completions`` and
 ``GET /v1/models`` with scripted replies, so a test can drive `LLMAgent` (or
-anything that speaks the protocol) through success and error paths: HTTP
+anything that speaks the protocol) through success and error paths (``stream: true``
+requests get the reply as server-sent chunks): HTTP
 errors with headers (429 + ``Retry-After``), slow replies (client timeouts),
 malformed bodies, dropped connections.
 
@@ -297,11 +298,45 @@ class FakeOpenAIServer:
             elif reply.status != 200:
                 self._send(h, reply.status, {"error": {"message": f"fake error {reply.status}",
                                                        "type": "fake", "code": reply.status}}, reply.headers)
+            elif request.get("stream"):
+                self._send_stream(h, self._completion(request, reply), request, reply.headers)
             else:
                 self._send(h, 200, self._completion(request, reply), reply.headers)
         finally:
             if not done:
                 self._leave()
+
+    def _send_stream(self, h: BaseHTTPRequestHandler, completion: dict[str, Any], request: dict[str, Any],
+                     headers: dict[str, str] | None = None) -> None:
+        """The completion as server-sent ``chat.completion.chunk`` events (``stream: true``):
+        the role and content, the tool calls, the finish reason, the usage when
+        ``stream_options.include_usage`` asks, then ``data: [DONE]``."""
+        choice = completion["choices"][0]
+        message = choice["message"]
+        base = {k: completion[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return base | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+        events = [chunk({"role": "assistant", "content": message.get("content") or ""})]
+        for i, call in enumerate(message.get("tool_calls") or ()):
+            events.append(chunk({"tool_calls": [{"index": i, **call}]}))
+        events.append(chunk({}, choice["finish_reason"]))
+        if (request.get("stream_options") or {}).get("include_usage"):
+            events.append(base | {"choices": [], "usage": completion["usage"]})
+        data = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+        try:
+            h.send_response(200)
+            h.send_header("Content-Type", "text/event-stream")
+            h.send_header("Cache-Control", "no-cache")
+            for k, v in (headers or {}).items():
+                h.send_header(k, v)
+            h.end_headers()
+            h.wfile.write(data.encode())
+            h.wfile.flush()
+            h.close_connection = True  # the end of the stream is the end of the connection (HTTP/1.0)
+        except OSError:
+            pass
 
     def _leave(self) -> None:
         with self._lock:

@@ -3,7 +3,8 @@
 `make_agent(spec)` builds one from a CLI spec: ``oracle``, ``oracle:unified_diff``,
 ``baseline``, ``mutant``, ``mutant:crash,loop``, ``replay:FILE``, ``llm:SPEC`` (an
 OpenAI-compatible endpoint, e.g. ``llm:model=qwen,base_url=http://127.0.0.1:8000/v1,temperature=0.7``;
-see `codegym.agents.llm`).
+see `codegym.agents.llm`), ``scaffold:NAME[,key=value...]`` (an agent scaffold such as
+mini-swe-agent or a shell command: `codegym.agents.scaffold`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from codegym.agents.base import Agent
 from codegym.agents.llm import LLMAgent, LLMError
 from codegym.agents.mutant import MutantAgent
 from codegym.agents.reference import BaselineAgent, OracleAgent, ReplayAgent
+from codegym.agents.scaffold import make_scaffold_agent
 
 
 def make_agent(spec: str, seed: int = 0):
@@ -29,8 +31,11 @@ def make_agent(spec: str, seed: int = 0):
         return ReplayAgent(arg)
     if name == "llm":
         return LLMAgent.from_spec(arg)
-    raise ValueError(f"unknown agent {spec!r}: use oracle[:FORMAT], baseline, mutant[:KINDS], replay:FILE, llm:SPEC")
+    if name == "scaffold":  # scaffold:NAME_OR_YAML[,key=value...] (codegym.agents.scaffold)
+        return make_scaffold_agent(arg)
+    raise ValueError(f"unknown agent {spec!r}: use oracle[:FORMAT], baseline, mutant[:KINDS], replay:FILE, "
+                     "llm:SPEC, scaffold:NAME")
 
 
 __all__ = ["Agent", "OracleAgent", "BaselineAgent", "ReplayAgent", "MutantAgent", "LLMAgent", "LLMError",
-           "make_agent"]
+           "make_agent", "make_scaffold_agent"]

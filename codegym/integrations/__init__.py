@@ -7,10 +7,11 @@
 - `codegym.integrations.verl`: verl parquet datasets (RLHFDataset schema),
   `compute_score` for ``custom_reward_function``, and `CodegymAgentLoop` (verl's
   multi-turn agent loop; built when first accessed, since it subclasses verl's class).
+- `codegym serve` (docs/serve.md): `sessions`, `openenv`, `ors`, `serve`; `verifiers`: a
+  verifiers taskset and env (docs/verifiers.md).
 
-Importing this package imports none of trl, verl, torch or transformers: the
-submodules are loaded on first attribute access
-(``codegym.integrations.trl``), and each imports its trainer only where it needs it.
+Importing this package imports no trainer or protocol package: the submodules are
+loaded on first attribute access (trl and verl import their trainer only where needed).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["agent", "trl", "verl"]
+__all__ = ["agent", "trl", "verl", "sessions", "openenv", "ors", "serve", "verifiers"]
 
 
 def __getattr__(name: str) -> Any:

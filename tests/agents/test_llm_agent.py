@@ -298,13 +298,22 @@ def _run_parallel(agent: LLMAgent, n: int) -> list[str]:
     for t in threads:
         t.start()
     for t in threads:
-        t.join(30)
+        t.join()
     return out
 
 
 @pytest.mark.parametrize("limit", [2, None])
 def test_concurrency_limit_per_base_url(limit):
-    with FakeOpenAIServer(responder=lambda req: Reply(content="ok", delay=0.3)) as fake:
+    # the server answers only when as many requests as may overlap are in flight together
+    # (a counted barrier, not a delay: however slow the machine, they do overlap); a gate
+    # that let fewer through would break the barrier (its timeout only guards a hang)
+    meet = threading.Barrier(limit or 4)
+
+    def together(req):
+        meet.wait(timeout=120)
+        return Reply(content="ok")
+
+    with FakeOpenAIServer(responder=together) as fake:
         agent = agent_for(fake, max_concurrency=limit)
         assert _run_parallel(agent, 4) == ["ok"] * 4
         assert fake.count == 4
