@@ -3,9 +3,10 @@
 `write_export` / `read_export`: one `Trajectory` per line (its ``to_dict()``), with
 the scalar ``"advantage"`` and per-step ``"token_advantages"`` when given (floats
 round-trip bit for bit). `flatten_trajectory` turns a multi-turn trajectory into one
-sequence -- the first prompt, then reply 1, the feedback tokens the next prompt added
-(mask 0), reply 2 ... -- without re-tokenising; turns whose prompts do not extend each
-other raise `NotPrefixPreserving`. docs/rollout.md explains the format.
+sequence (first prompt, reply 1, the feedback tokens the next prompt added with mask 0,
+reply 2 ...) without re-tokenising, else `NotPrefixPreserving`. SFT data
+(`SFTExample`): `write_sft` (chat or prompt-completion JSONL), `write_sft_parquet`
+(verl). docs/rollout.md explains the formats.
 
     >>> from codegym.rollout.records import Step, Trajectory
     >>> t = Trajectory("x", "h", "g", 0, None, "a", 0, steps=[
@@ -28,7 +29,8 @@ from codegym.core.jsonl import json_lines
 from codegym.rollout.records import Trajectory
 
 __all__ = ["ExportedTrajectory", "TokenSequence", "NotPrefixPreserving", "export_record",
-           "write_export", "read_export", "flatten_trajectory"]
+           "write_export", "read_export", "flatten_trajectory", "SFTExample", "write_sft", "write_sft_parquet",
+           "SFT_FORMS"]
 
 
 class NotPrefixPreserving(ValueError):
@@ -188,3 +190,80 @@ def flatten_trajectory(traj: Trajectory, token_advantages: Sequence[Any] | None 
         spans.append((start, len(resp)))
         context = p + r
     return TokenSequence(prompt, resp, mask, lps, advs, spans, has_lp)
+
+
+# --------------------------------------------------------------------------- SFT data
+
+#: JSONL forms of `write_sft`
+SFT_FORMS = ("chat", "prompt_completion")
+
+
+@dataclass
+class SFTExample:
+    """One supervised example: a conversation (system, user, assistant ... turns), the
+    final answer as the assistant would give it in one turn, and metadata."""
+
+    messages: list[dict[str, str]]
+    final: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def prompt(self) -> list[dict[str, str]]:
+        """The messages before the first assistant turn (system and the task's prompt)."""
+        k = next((i for i, m in enumerate(self.messages) if m["role"] == "assistant"), len(self.messages))
+        return self.messages[:k]
+
+    def row(self, form: str) -> dict[str, Any]:
+        if form == "chat":
+            return {"messages": self.messages, **self.meta}
+        if form == "prompt_completion":
+            return {"prompt": self.prompt(), "completion": [{"role": "assistant", "content": self.final}],
+                    **self.meta}
+        raise ValueError(f"form must be one of {SFT_FORMS}, not {form!r}")
+
+
+def _write_lines(path: Path, rows: Iterable[dict[str, Any]]) -> int:
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    n = 0
+    with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
+            n += 1
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return n
+
+
+def write_sft(path: str | Path, examples: Iterable[SFTExample], form: str = "chat") -> int:
+    """SFT JSONL (written under a temporary name, then renamed); returns the line count.
+
+    ``chat``: ``{"messages": [...], **meta}`` -- the whole multi-turn conversation
+    (TRL's conversational format, ``load_dataset("json", ...)``); ``prompt_completion``:
+    ``{"prompt": [system, user], "completion": [assistant: the final answer], **meta}``."""
+    if form not in SFT_FORMS:
+        raise ValueError(f"form must be one of {SFT_FORMS}, not {form!r}")
+    return _write_lines(Path(path), (e.row(form) for e in examples))
+
+
+def write_sft_parquet(path: str | Path, examples: Iterable[SFTExample], data_source: str = "codegym") -> int:
+    """A parquet file for verl's SFT trainer (pyarrow, the ``[verl]`` extra): columns
+    ``prompt`` and ``response`` (strings: the task's prompt and the final answer; verl's
+    ``data.prompt_key`` / ``data.response_key``), ``messages`` (the conversation, for
+    ``data.multiturn.messages_key``), ``data_source`` and ``extra_info`` (the metadata)."""
+    import pyarrow as pa  # noqa: PLC0415 -- optional dependency
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    rows = []
+    for e in examples:
+        user = [m["content"] for m in e.prompt() if m["role"] == "user"]
+        rows.append({"data_source": data_source, "prompt": user[0] if user else "", "response": e.final,
+                     "messages": e.messages, "extra_info": json.dumps(e.meta, ensure_ascii=False)})
+    table = pa.Table.from_pylist(rows, schema=pa.schema([
+        ("data_source", pa.string()), ("prompt", pa.string()), ("response", pa.string()),
+        ("messages", pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))),
+        ("extra_info", pa.string())]))
+    p = Path(path)
+    tmp = p.with_name(p.name + f".tmp{os.getpid()}")
+    pq.write_table(table, str(tmp))
+    os.replace(tmp, p)
+    return table.num_rows

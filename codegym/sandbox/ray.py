@@ -2,8 +2,9 @@
 
 Owns `RaySandbox` (the `Sandbox` behind ``make_sandbox("ray")``, extra
 ``[ray]``; the actors are `codegym.sandbox.ray_worker.SandboxWorker`), the call
-ledger that makes retries exactly-once, and `create(**kw)` (the factory
-`make_sandbox` looks up).  docs/sandbox.md describes the pool, what travels
+ledger that makes retries exactly-once, `map_chunks` (one job's chunks on several
+workers at once, sharing a `StopBoard` to stop early), and `create(**kw)` (the
+factory `make_sandbox` looks up).  docs/sandbox.md describes the pool, what travels
 once, back-pressure and faults.
 
     >>> sb = RaySandbox(num_actors=2)        # joins ray.init(address=...) or starts a local cluster
@@ -33,6 +34,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 from codegym.core.limits import Limits
 from codegym.sandbox.buildcache import BuildCache, build_key, normalised
 from codegym.sandbox.classify import failure
+from codegym.sandbox.ray_board import StopBoard, StopView
 from codegym.sandbox.ray_worker import RemoteWorker, SandboxWorker, Shared
 from codegym.sandbox.types import Build, ExecResult, RunRequest, Sandbox
 
@@ -370,6 +372,46 @@ class RaySandbox(Sandbox):
         """`remote_call` in the background: a future of its result."""
         return self._pool.submit(self.remote_call, fn, *args, **kw)
 
+    # ----- one job split in chunks over the workers
+
+    #: a judge splits a task's cases over the workers when it has at least this many
+    split_min_cases: int = 1000
+
+    def map_chunks(self, fn: Callable, chunks: Sequence[Any], *args: Any,
+                   on_give_up: Callable[[int, str], Any] | None = None, **kw: Any) -> list[Any]:
+        """``fn(chunk, *args, stop=<StopView>, sandbox=<a worker's sandbox>, **kw)`` for every
+        chunk, all at once, each on the least loaded worker (so on several nodes), as
+        `remote_call`s (retried on dead workers). `fn` returns ``(value, info)``: the values
+        come back in chunk order, each ``info`` dict goes to `chunk_log` (with the job id).
+        The chunks of one job share a `StopView` to stop one another early.
+        ``on_give_up(i, why)`` is chunk i's value when its workers keep dying."""
+        job = next(self._ids)
+        view = StopView(self._stop_board(), job)
+        futures = [self.remote_async(fn, chunk, *args, stop=view,
+                                     on_give_up=(lambda why, i=i: (on_give_up(i, why) if on_give_up else None,
+                                                                  {"gave_up": why})), **kw)
+                   for i, chunk in enumerate(chunks)]
+        out = []
+        log = self.__dict__.setdefault("chunk_log", collections.deque(maxlen=4096))
+        try:
+            for i, f in enumerate(futures):
+                value, info = f.result()
+                log.append({"job": job, "chunk": i, **(info or {})})
+                out.append(value)
+        finally:
+            view.board.forget.remote(job)
+        with self._lock:
+            self.stats["chunk_jobs"] += 1
+            self.stats["chunks"] += len(chunks)
+        return out
+
+    def _stop_board(self):
+        with self._lock:
+            board = self.__dict__.get("_board")
+            if board is None:
+                board = self._board = StopBoard.remote()
+            return board
+
     # ----- lifetime
 
     def close(self) -> None:
@@ -399,4 +441,4 @@ def create(**kw) -> RaySandbox:
     return RaySandbox(**kw)
 
 
-__all__ = ["RaySandbox", "SandboxWorker", "CallRecord", "create"]
+__all__ = ["RaySandbox", "SandboxWorker", "CallRecord", "StopBoard", "StopView", "create"]

@@ -5,10 +5,12 @@ runs (one request on some slot, restarted and retried by the rules below), and
 `run_many` as streams of requests pipelined on each slot.  Where slots live,
 how they start and how callers queue for them is the subclass's: `_take`,
 `_give`, `_check_fork`, `_build_cache` (`codegym.sandbox.local.LocalSandbox`,
-`codegym.sandbox.docker.DockerSandbox`).  Retry rules: a server that dies, talks
-garbage or misses the host deadline is restarted and the request retried once on a
-fresh slot; a request that breaks the server twice is the program's doing
-(runtime_error), one that hangs it a timeout; `sandbox_error` is the infrastructure's.
+`codegym.sandbox.docker.DockerSandbox`).  Fault rules: a server that dies or talks
+garbage under a request is restarted and the request retried on a fresh slot, up to
+`fault_retries` times, then it is a `sandbox_error` -- the programs cannot signal a
+guarded server (`Slot.guarded`), so its death is the infrastructure's, never a
+program verdict; only an unguarded server broken twice blames the program
+(runtime_error).  A request that hangs the server is a timeout (docs/sandbox.md).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from codegym.sandbox.types import Build, ExecResult, RunRequest, Sandbox
 #: requests a slot holds at once in `run_many`: the next one waits in the pipe while
 #: the current one runs, so the slot does not idle for the host's round trip
 PIPELINE = 2
+#: retries of a request whose server died under it (each on a fresh slot)
+FAULT_RETRIES = 2
 
 
 class ServerSandbox(Sandbox):
@@ -40,6 +44,7 @@ class ServerSandbox(Sandbox):
 
     workers: int = 1
     pipeline: int = PIPELINE
+    fault_retries: int = FAULT_RETRIES
     stats: collections.Counter
     _root: bool = False
 
@@ -88,18 +93,23 @@ class ServerSandbox(Sandbox):
                   max_collect: int = 0, n_collect: int = 0,
                   first_attempt: int = 0) -> tuple[ExecResult, list[tuple[str, bytes, int]]]:
         """Run one request on some slot, with restart/retry; classify the answer.
-        (`first_attempt=1`: a first attempt already broke its slot; this is the retry.)"""
+        (`first_attempt=1`: a first attempt already broke its slot; this is a retry.)"""
         self._check_fork()
         last = ""
-        for attempt in range(first_attempt, 2):
+        attempts = 1 + max(0, int(self.fault_retries))
+        for attempt in range(first_attempt, max(attempts, first_attempt + 1)):
+            if attempt > 0:
+                self._count("fault_retries")
             slot = self._take(limits.disk_mb, phase)
             try:
                 try:
                     slot.ensure(limits.disk_mb, phase)
                 except SlotStartError as e:
                     last = str(e)
+                    self._count("slot_start_failures")
                     continue
                 header["id"] = self._next_id()
+                guarded = slot.guarded
                 try:
                     hdr, out = slot.call(header, blobs, limits.wall(), limits.output_bytes,
                                          max_collect, n_collect)
@@ -111,10 +121,10 @@ class ServerSandbox(Sandbox):
                 except SlotBroken as e:
                     self._restart(slot)
                     last = str(e)
-                    if attempt == 0:
-                        continue  # maybe a fluke of the infrastructure: once more on a fresh slot
-                    return failure("runtime_error", f"the program broke the sandbox supervisor ({e})",
-                                   phase=phase), []
+                    if not guarded and attempt >= 1:
+                        return self._blamed(e, phase), []
+                    self._count("infra_faults")
+                    continue
                 if hdr.get("dirty"):
                     slot.stop()  # could not wipe: start clean next time
                 try:
@@ -123,13 +133,24 @@ class ServerSandbox(Sandbox):
                     slot.stop()
                     last = str(e)
                     # an error before the program started is the infrastructure's
-                    if attempt == 0 or hdr.get("ran") is not True:
-                        continue
-                    return failure("runtime_error", f"the program broke the sandbox supervisor ({e})",
-                                   phase=phase), []
+                    if not guarded and attempt >= 1 and hdr.get("ran") is True:
+                        return self._blamed(e, phase), []
+                    self._count("infra_faults")
+                    continue
             finally:
                 self._give(slot)
-        return failure("sandbox_error", f"sandbox infrastructure failure: {last}", phase=phase), []
+        self._count("infra_gave_up")
+        return failure("sandbox_error", f"sandbox infrastructure failure (no answer after "
+                                        f"{attempts} attempt(s) on fresh slots): {last}", phase=phase), []
+
+    def _count(self, what: str) -> None:
+        with self._lock:
+            self.stats[what] += 1
+
+    def _blamed(self, e: Exception, phase: str) -> ExecResult:
+        """An unguarded server (the program could signal it) broken twice by one request."""
+        self._count("program_broke_server")
+        return failure("runtime_error", f"the program broke the sandbox supervisor ({e})", phase=phase)
 
     def _result(self, hdr: dict, out: list[bytes], limits: Limits, phase: str,
                 n_collect: int) -> tuple[ExecResult, list[tuple[str, bytes, int]]]:
@@ -231,11 +252,13 @@ class ServerSandbox(Sandbox):
                            "stopped answering and was restarted", phase="run", wall_s=limits.wall()), False
         except SlotBroken:
             self._restart(slot)
+            self._count("infra_faults")
             return None, False
         try:
             res = self._result(hdr, out, limits, "run", 0)[0]
         except SlotBroken:
             self._restart(slot)
+            self._count("infra_faults")
             return None, False
         if hdr.get("dirty"):
             self._restart(slot)  # could not wipe: start clean next time

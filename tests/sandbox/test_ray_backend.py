@@ -4,7 +4,8 @@ on a real local Ray cluster (``ray.init(num_cpus=2)``, started once for the modu
 Covers: execution parity with the local backend, remote judge parity
 (`RaySandbox.remote_call(judge, ...)`), builds and tasks sent once per worker, a hung
 program bounded by the limits, back-pressure (in-flight bound seen from the driver and
-from the actors), a worker SIGKILLed during a judge (result still correct, exactly once),
+from the actors), a worker SIGKILLed during a judge (result still correct, exactly once;
+killed on every attempt: a sandbox_error, never a program verdict),
 and episodes on Ray (parity with local collection, a worker killed mid-collection).
 """
 
@@ -43,7 +44,14 @@ def cluster():
         pytest.skip(_RAY_MISSING)
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        for attempt in range(3):  # Ray gives its raylet a fixed 30 s to register: a loaded machine may need more
+            try:
+                ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+                break
+            except Exception as e:
+                if "timed out during startup" not in str(e) or attempt == 2:
+                    raise
+                ray.shutdown()
     yield
     if started:
         ray.shutdown()
@@ -193,23 +201,45 @@ SLOW_TASK = textwrap.dedent("""\
     """)
 
 
+def held_judge(task, files, hold, **kw):
+    """`judge`, held on its first attempt: the worker running it writes its pid to `hold`
+    and waits there to be killed; a later attempt (`hold` exists) judges."""
+    try:
+        fd = os.open(hold, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return judge(task, files, **kw)
+    os.write(fd, str(os.getpid()).encode())
+    os.close(fd)
+    threading.Event().wait()
+
+
+held_judge.__name__ = "judge"  # counted (and ledgered) as a judge call
+
+
+def _held_pid(hold, guard_s: float = 300.0) -> int:
+    """The pid a held call wrote to `hold` (waited for: no deadline decides the test;
+    `guard_s` only turns a hang into a failure)."""
+    end = time.monotonic() + guard_s
+    while not (os.path.exists(hold) and open(hold).read()):
+        assert time.monotonic() < end, "the held call never started"
+        time.sleep(0.02)
+    return int(open(hold).read())
+
+
 def test_worker_killed_mid_judge_is_retried_exactly_once(cluster, tmp_path):
     path = tmp_path / "slow-double.yaml"
     path.write_text(SLOW_TASK)
     task = load_task(path)
+    # the test module may not be importable on workers: ship held_judge by value
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     sb = make_sandbox("ray", num_actors=2, actor_options={"num_cpus": 0.25})
     try:
         pids = sb.worker_pids()
         assert len(set(pids)) == 2
-        fut = sb.remote_async(judge, task, task.solution("reference").files, split="hidden")
-        victim = None
-        deadline = time.monotonic() + 60
-        while victim is None and time.monotonic() < deadline:  # find the actor running the judge
-            for st in sb.worker_stats():
-                if st["active"] and st["counts"].get("judge"):
-                    victim = st["pid"]
-            time.sleep(0.05)
-        assert victim is not None, "the judge never started"
+        hold = str(tmp_path / "held-judge")
+        fut = sb.remote_async(held_judge, task, task.solution("reference").files, hold, split="hidden")
+        victim = _held_pid(hold)  # the actor in the middle of the judge, held there
+        assert victim in pids
         os.kill(victim, signal.SIGKILL)
         rep = fut.result(timeout=120)
         assert (rep.verdict, rep.passed, rep.total) == ("accepted", 4, 4)
@@ -223,6 +253,44 @@ def test_worker_killed_mid_judge_is_retried_exactly_once(cluster, tmp_path):
         assert victim not in live and len(live) == 2
         # the pool still answers, on both actors
         assert sb.execute("python", {"main.py": "print(1)"}).stdout == "1\n"
+    finally:
+        sb.close()
+
+
+def held_n_judge(task, files, holddir, n, **kw):
+    """`judge`, held (to be killed) on its first `n` attempts: attempt k writes its
+    worker's pid to ``holddir/k`` and waits there; attempt n judges."""
+    k = len(os.listdir(holddir))
+    if k >= n:
+        return judge(task, files, **kw)
+    with open(os.path.join(holddir, str(k)), "w") as f:
+        f.write(str(os.getpid()))
+    threading.Event().wait()
+
+
+held_n_judge.__name__ = "judge"
+
+
+def test_worker_killed_on_every_attempt_is_a_sandbox_error(cluster, tmp_path):
+    """The worker killed on every attempt of a judge (max_retries + 1 times): the call ends
+    with its give-up value, a sandbox_error report, never a program verdict. (Killed
+    once: test_worker_killed_mid_judge_is_retried_exactly_once.)"""
+    from codegym.judge.report import JudgeReport
+    path = tmp_path / "slow-double.yaml"
+    path.write_text(SLOW_TASK)
+    task = load_task(path)
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    sb = make_sandbox("ray", num_actors=2, max_retries=1, actor_options={"num_cpus": 0.25})
+    try:
+        hold = tmp_path / "hold"
+        hold.mkdir()
+        fut = sb.remote_async(held_n_judge, task, task.solution("reference").files, str(hold), 99,
+                              split="hidden", on_give_up=lambda why: JudgeReport("sandbox_error", 0, 0, message=why))
+        for k in range(2):  # each attempt, once it holds (an event: its file), is killed
+            os.kill(_held_pid(str(hold / str(k))), signal.SIGKILL)
+        rep = fut.result(timeout=300)
+        assert rep.verdict == "sandbox_error" and rep.passed == 0, rep
+        assert sb.stats["workers_replaced"] == 2
     finally:
         sb.close()
 
@@ -276,25 +344,32 @@ def test_collect_ray_matches_local(cluster):
     assert all(t.verdict == "accepted" for t in rem)
 
 
-class SlowOracle:
-    """The oracle, slowed down so that a worker can be killed in the middle of an episode."""
+class HeldOracle:
+    """The oracle; the first worker to act writes its pid to `hold` and waits there, in the
+    middle of an episode, to be killed (a later act, `hold` existing, plays on)."""
 
-    name = "slow-oracle"
+    name = "held-oracle"
 
-    def __init__(self):
+    def __init__(self, hold: str):
         from codegym.agents import OracleAgent
         self.inner = OracleAgent()
+        self.hold = hold
         self.last_turn = None
 
     def reset(self, task=None, seed=None):
         self.inner.reset(task=task, seed=seed)
 
     def act(self, observation, info):
-        time.sleep(0.7)
-        return self.inner.act(observation, info)
+        try:
+            fd = os.open(self.hold, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return self.inner.act(observation, info)
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        threading.Event().wait()
 
 
-def test_ray_collect_worker_killed_job_retried(cluster):
+def test_ray_collect_worker_killed_job_retried(cluster, tmp_path):
     from codegym.rollout.collect import make_jobs
     from codegym.rollout.ray_collect import run_jobs_ray
     # the test module may not be importable on workers: ship the agent's class by value
@@ -305,14 +380,18 @@ def test_ray_collect_worker_killed_job_retried(cluster):
     seen: list[str] = []
     killed: list[int] = []
 
+    hold = str(tmp_path / "held-episode")
+
     def on_result(traj):
         seen.append(traj.episode_key)
-        if not killed:  # one worker finished an episode: the other is in the middle of one
-            os.kill(pids[1], signal.SIGKILL)
-            killed.append(pids[1])
+        if not killed:  # one worker finished an episode: the other is held in the middle of one
+            victim = _held_pid(hold)
+            assert victim in pids
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
 
     stats: collections.Counter = collections.Counter()
-    out = run_jobs_ray("codegym/Suite-v0", {"suite": "examples"}, SlowOracle(), jobs, 2,
+    out = run_jobs_ray("codegym/Suite-v0", {"suite": "examples"}, HeldOracle(hold), jobs, 2,
                        on_result=on_result, worker_pids=pids.extend, stats=stats,
                        actor_options={"num_cpus": 0.25})
     assert killed and stats["retries"] >= 1

@@ -1,0 +1,141 @@
+"""A task's test cases split over the workers of a remote sandbox (the Ray backend's nodes).
+
+`splits(sandbox, task, cases)` says whether a judge splits: a stdio task with at least
+``sandbox.split_min_cases`` cases on a sandbox with ``map_chunks``. `run_split` cuts the
+cases into contiguous chunks, one per worker slot, and runs each chunk with `run_chunk`
+on a worker with that worker's own sandbox (the same `run_stdio` as a local judge, so
+verdicts, first failing case and per-case times are the local ones). With early exit, a
+chunk that fails reports its case to the job's stop board; chunks whose cases all come
+after it stop starting cases, chunks before it run on (one of them may hold an earlier
+failure), so the first failing case is the local one. `measure_split` times an accepted
+program whole on one worker. docs/sandbox.md (Ray) has the protocol and the speedup.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from codegym.judge.kinds.stdio import run_stdio, stdio_build
+from codegym.judge.perf import measure_report
+from codegym.judge.report import CaseResult, JudgeReport
+from codegym.judge.testgen import Case
+
+__all__ = ["splits", "run_split", "run_chunk", "measure_split", "chunk_bounds"]
+
+
+def splits(sandbox: Any, task: Any, cases: Sequence[Case]) -> bool:
+    """True when this judge runs its cases split over the sandbox's workers."""
+    least = getattr(sandbox, "split_min_cases", None)
+    return (task.kind == "stdio" and least is not None and callable(getattr(sandbox, "map_chunks", None))
+            and len(cases) >= least and int(getattr(sandbox, "workers", 1) or 1) > 1)
+
+
+def chunk_bounds(n: int, k: int) -> list[tuple[int, int]]:
+    """`k` contiguous, nearly equal [lo, hi) ranges covering n items (none empty)."""
+    k = max(1, min(k, n))
+    size, extra = divmod(n, k)
+    out, lo = [], 0
+    for i in range(k):
+        hi = lo + size + (1 if i < extra else 0)
+        out.append((lo, hi))
+        lo = hi
+    return out
+
+
+class _Stoppable:
+    """A worker's sandbox whose `run_many` (the case runs) also stops when another chunk
+    reported a failure before this chunk's first case, and reports this chunk's own
+    early-exit failure (the case's index) to the others."""
+
+    def __init__(self, inner: Any, stop: Any, indices: Sequence[int], first: int):
+        self.inner, self.view, self.indices, self.first = inner, stop, list(indices), first
+        self.stopped_by_others = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def run_many(self, build, requests, limits=None, stop=None):
+        if stop is None:  # a program checker's runs: never cut short
+            return self.inner.run_many(build, requests, limits=limits)
+
+        def stop_here(i: int, res) -> bool:
+            if stop(i, res):  # this chunk's own failure under early exit
+                self.view.report(self.indices[i])
+                return True
+            low = self.view.lowest()
+            if low is not None and low < self.first:
+                self.stopped_by_others = True
+                return True
+            return False
+        return self.inner.run_many(build, requests, limits=limits, stop=stop_here)
+
+
+def run_chunk(chunk: tuple[int, list[Case]], task: Any, files: Mapping[str, Any], language: str,
+              argv: Sequence[str], extra: Mapping[str, Any] | None, early_exit: bool, *, stop: Any,
+              sandbox: Any) -> tuple[list[CaseResult | None], dict[str, Any]]:
+    """One chunk on a worker: its cases run with the worker's sandbox (see the module
+    docstring); returns (results, info: where, cases run, stopped, seconds)."""
+    t0 = time.monotonic()
+    first, cases = chunk
+    info: dict[str, Any] = {**stop.where(), "first": first, "cases": len(cases), "ran": 0,
+                            "stopped_by_others": False}
+    if early_exit:
+        low = stop.wait_lowest()
+        if low is not None and low < first:  # an earlier case failed before this chunk started
+            info.update(stopped_by_others=True, elapsed_s=time.monotonic() - t0)
+            return [None] * len(cases), info
+    build = stdio_build(sandbox, language, files, extra)
+    if not build.ok:  # it built in the driver: failing here is the worker's fault, not the program's
+        res = build.result
+        why = f"the program did not build on a worker: {(res.message if res else '') or 'build failed'}"
+        results: list[CaseResult | None] = [CaseResult(c.index, c.name, "sandbox_error", c.split, message=why,
+                                                       weight=c.weight) for c in cases]
+        info.update(elapsed_s=time.monotonic() - t0)
+        return results, info
+    sb = _Stoppable(sandbox, stop, [c.index for c in cases], first) if early_exit else sandbox
+    results = run_stdio(task, build, cases, sb, early_exit, language, argv, extra)
+    info.update(ran=sum(r is not None for r in results), elapsed_s=time.monotonic() - t0,
+                stopped_by_others=bool(getattr(sb, "stopped_by_others", False)))
+    return results, info
+
+
+def _gave_up(cases: list[Case], why: str) -> list[CaseResult | None]:
+    msg = f"ray sandbox infrastructure failure: {why}"
+    return [CaseResult(c.index, c.name, "sandbox_error", c.split, message=msg, weight=c.weight) for c in cases]
+
+
+def run_split(task: Any, files: Mapping[str, Any], language: str, argv: Sequence[str],
+              extra: Mapping[str, Any] | None, cases: list[Case], sandbox: Any,
+              early_exit: bool) -> list[CaseResult | None]:
+    """Every case's result (None: not run), the cases run in chunks on the sandbox's
+    workers (one chunk per worker slot); see the module docstring."""
+    bounds = chunk_bounds(len(cases), int(getattr(sandbox, "workers", 1) or 1))
+    chunks = [(lo, cases[lo:hi]) for lo, hi in bounds]
+    values = sandbox.map_chunks(run_chunk, chunks, task, dict(files), language, list(argv),
+                                dict(extra) if extra else None, early_exit,
+                                on_give_up=lambda i, why: _gave_up(chunks[i][1], why))
+    out: list[CaseResult | None] = [None] * len(cases)
+    for (lo, hi), res in zip(bounds, values):
+        out[lo:hi] = res
+    return out
+
+
+def _measure_on_worker(rep: JudgeReport, task: Any, files: Mapping[str, Any], cases: list[Case], language: str,
+                       argv: Sequence[str], extra: Mapping[str, Any] | None, *, sandbox: Any) -> JudgeReport:
+    build = stdio_build(sandbox, language, files, extra)
+    measure_report(rep, task, files, cases, list(rep.cases), sandbox, language, build)
+    return rep
+
+
+def measure_split(rep: JudgeReport, task: Any, files: Mapping[str, Any], cases: list[Case], language: str,
+                  argv: Sequence[str], extra: Mapping[str, Any] | None, sandbox: Any) -> JudgeReport:
+    """`measure_report` of an accepted program run whole on one worker (a measurement's
+    runs all on one machine); the worker's report (timing, and a verdict a failed timed
+    run changed) is returned."""
+    def gave_up(why: str) -> JudgeReport:
+        rep.timing_error = f"ray sandbox infrastructure failure: {why}"
+        return rep
+    return sandbox.remote_call(_measure_on_worker, rep, task, dict(files), cases, language, list(argv),
+                               dict(extra) if extra else None, on_give_up=gave_up)
