@@ -17,9 +17,15 @@ oracle, ...), and prints per task:
 
 The baseline is measured for real (``skip_identical=False``): a baseline run compares
 the baseline with itself, so every positive speed score it earns is a false speedup.
+A *flip* is a run pair in which the baseline's reward exceeded the oracle's: on tasks
+whose calibrated gap (``runtimes.json``'s baseline / reference ratio) is >= 1.5x there
+must be none. ``--neighbour`` runs everything next to a noisy neighbour (a process
+burning one core in random bursts, as in ``timing_noise.py``); ``--min-gap 1.5`` keeps
+only the tasks with at least that calibrated gap.
 
     python3 benchmarks/reward_noise.py [--quick] [--runs N] [--suites perfcode dmcoptim]
                                        [--tasks PATTERN ...] [--mode speedup] [--json FILE]
+                                       [--neighbour] [--min-gap 1.5]
 
 ``--quick``: 3 tasks per suite (spread over the ids), 4 runs each. The full run (every task,
 10 runs) takes hours on 2 cores (about 11 h here: ~66 s per task and run pair, as each
@@ -40,6 +46,7 @@ import fnmatch
 import json
 import math
 import os
+import signal
 import statistics as st
 import sys
 import time
@@ -50,6 +57,7 @@ import gymnasium as gym  # noqa: E402
 
 import codegym  # noqa: E402,F401
 from codegym.agents import BaselineAgent, OracleAgent  # noqa: E402
+from codegym.tasks.runtimes import task_entry  # noqa: E402
 from codegym.tasks.suite import load_suite  # noqa: E402
 from codegym.wrappers import TimedReward  # noqa: E402
 
@@ -65,6 +73,12 @@ def play(env, agent, task_id: str) -> tuple[float, dict]:
     while not (term or trunc):
         obs, r, term, trunc, info = env.step(agent.act(obs, {**info, "files": env.unwrapped.workspace.files}))
     return float(r), info.get("timing") or {}
+
+
+def calibrated_gap(task) -> float | None:
+    """The task's recorded baseline / reference ratio (runtimes.json), None if not recorded."""
+    rec, _ = task_entry(task)
+    return rec.ratio if rec is not None else None
 
 
 def fmt(xs: list[float]) -> str:
@@ -86,7 +100,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=None, help="write the per-task results here")
     ap.add_argument("--resume", default=None, metavar="FILE",
                     help="JSON lines of finished tasks: skip them, append new ones")
+    ap.add_argument("--neighbour", action="store_true",
+                    help="run next to a process burning one core in random bursts")
+    ap.add_argument("--min-gap", type=float, default=None,
+                    help="only tasks whose calibrated baseline/reference ratio is at least this")
     args = ap.parse_args(argv)
+    if args.neighbour:
+        from timing_noise import Neighbour  # noqa: PLC0415 -- (this folder's sibling script)
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a plain `kill` stops the neighbour too
+        with Neighbour(seed=23):
+            return run(args)
+    return run(args)
+
+
+def run(args) -> int:
     runs = args.runs or (4 if args.quick else 10)
     max_tasks = args.max_tasks or (3 if args.quick else None)
 
@@ -97,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
             for line in fh:
                 if line.strip():
                     r = json.loads(line)
-                    done[(r["task"], r.get("task_hash"), r.get("runs"), r.get("mode"), r.get("metric"))] = r
+                    done[(r["task"], r.get("task_hash"), r.get("runs"), r.get("mode"), r.get("metric"),
+                          bool(r.get("neighbour")))] = r
     pairs_file = args.resume + ".pairs" if args.resume else None
     if args.resume:
         os.makedirs(os.path.dirname(os.path.abspath(args.resume)), exist_ok=True)
@@ -118,13 +146,15 @@ def main(argv: list[str] | None = None) -> int:
     for suite_name in args.suites:
         suite = load_suite(suite_name)
         tasks = [t for t in suite if not args.tasks or any(fnmatch.fnmatchcase(t.id, p) for p in args.tasks)]
+        if args.min_gap:
+            tasks = [t for t in tasks if (calibrated_gap(t) or 0) >= args.min_gap]
         if max_tasks and len(tasks) > max_tasks:  # spread over the suite (languages, sizes)
             step = len(tasks) / max_tasks
             tasks = [tasks[int(i * step)] for i in range(max_tasks)]
         env = TimedReward(gym.make("codegym/Suite-v0", suite=suite_name, early_exit=True),
                           mode=args.mode, metric=args.metric, skip_identical=False)
         for task in tasks:
-            key = (task.id, task.content_hash, runs, args.mode, args.metric)
+            key = (task.id, task.content_hash, runs, args.mode, args.metric, bool(args.neighbour))
             if key in done:
                 rows.append(done[key])
                 print(f"  {task.id:34s} (from {args.resume}, measured {done[key].get('date', '?')})", flush=True)
@@ -174,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
             wins = sum(o > b for o, b in zip(oracle, base)) / runs
             sp = st.median(speedups) if speedups else math.nan
             row = {"task": task.id, "speedup": sp, "oracle": oracle, "baseline": base, "p_win": wins,
+                   "gap": calibrated_gap(task), "flips": sum(b > o for o, b in zip(oracle, base)),
+                   "ties": sum(b == o for o, b in zip(oracle, base)), "neighbour": bool(args.neighbour),
                    "unscorable_oracle": uns_o, "unscorable_baseline": uns_b,
                    "target": (wins >= TARGET_RATE) if sp >= TARGET_SPEEDUP else None,
                    "false_speedups": sum(b > env.correct_reward for b in base),
@@ -192,17 +224,23 @@ def main(argv: list[str] | None = None) -> int:
         env.close()
 
     print()
-    head = ("task", "ref speedup", "oracle reward", "baseline reward", "unscorable o/b", "false speedups",
-            "P(oracle>baseline)", "target")
+    head = ("task", "gap", "ref speedup", "oracle reward", "baseline reward", "unscorable o/b", "false speedups",
+            "flips", "ties", "P(oracle>baseline)", "target")
     print("| " + " | ".join(head) + " |")
     print("|" + "|".join("---" for _ in head) + "|")
     for row in rows:
         tgt = "n/a (<1.5x)" if row["target"] is None else ("met" if row["target"] else "MISSED")
-        print(f"| {row['task']} | {row['speedup']:.1f}x | {fmt(row['oracle'])} | {fmt(row['baseline'])} | "
+        gap = f"{row['gap']:.1f}x" if row.get("gap") else "-"
+        print(f"| {row['task']} | {gap} | {row['speedup']:.1f}x | {fmt(row['oracle'])} | {fmt(row['baseline'])} | "
               f"{row['unscorable_oracle']}/{row['unscorable_baseline']} | {row['false_speedups']}/{row.get('runs', runs)} | "
-              f"{row['p_win']:.0%} | {tgt} |")
+              f"{row.get('flips', '-')} | {row.get('ties', '-')} | {row['p_win']:.0%} | {tgt} |")
     checked = [r for r in rows if r["target"] is not None]
     met = sum(r["target"] for r in checked)
+    gapped = [r for r in rows if (r.get("gap") or 0) >= TARGET_SPEEDUP]
+    flips = sum(r.get("flips", 0) for r in gapped)
+    print(f"flips (baseline rewarded above the oracle) on tasks with a >= {TARGET_SPEEDUP}x calibrated gap: "
+          f"{flips} in {sum(r.get('runs', runs) for r in gapped)} run pairs over {len(gapped)} tasks"
+          f"{' (next to the noisy neighbour)' if args.neighbour else ''}; load average now {os.getloadavg()[0]:.1f}")
     print(f"\ntarget (P >= {TARGET_RATE:.0%} where the reference is >= {TARGET_SPEEDUP}x faster): "
           f"met on {met}/{len(checked)} tasks; {time.monotonic() - t_start:.0f} s in all")
     if args.json:

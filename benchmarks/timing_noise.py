@@ -1,27 +1,32 @@
-"""How precise and how honest are codegym's timings? (codegym.timing)
+"""How precise and how honest are codegym's timings on a loaded, drifting machine? (codegym.timing)
 
-Prints two tables, measured on this machine in the local sandbox:
+Runs two phases (default 20 and 40 minutes): quiet (whatever else the machine is
+doing), then with a noisy neighbour -- a process burning one core in random bursts
+(on and off for exponential times of mean 0.3 s). In each phase it goes round and
+round, spreading every row's measurements over the whole phase so that the machine's
+drift counts: per round, one `measure` of each ~50 ms program (Python and C, metric
+cpu), one `compare` of each pair of programs (identical, and a real 1.1x cut in work),
+one single run of each program (the 1-run baseline) and, every few rounds, an
+instruction count of each program (C and Python: the `instructions` metric). Then it
+prints, per phase, with the load average over it:
 
-1. Noise of `measure`: the coefficient of variation (CV) of the medians of
-   repeated measurements of the same ~50 ms program (Python and C; metrics cpu,
-   wall, and instructions for C), next to the baseline of the same run -- the
-   CV of single executions, i.e. what a reward that times one run would see --
-   and their ratio. Targets: <= 2 % Python, <= 1 % C, 0 for instructions.
-2. Decisions of `compare`: the rate at which two identical programs (same code,
-   different source text, so different builds) are called significantly
-   different (target <= 1 %), and the rate at which a real 1.1x and 2x speedup
-   is detected (target >= 95 %). The true speedup of each pair is measured
-   separately (median of many min-of-5 samples) and printed.
+1. Noise of `measure`: CV of the medians of the repeated measurements (drift-corrected
+   by the speed probe, the default), the same for the uncorrected (raw) medians and
+   the normalised ones, next to the CV of single runs. Targets with the neighbour:
+   Python <= 3 %, C <= 2 %, instruction counts exact (CV 0).
+2. Decisions of `compare` (defaults: confidence sequence, alpha 0.01, <= 30 pairs):
+   the rate of "significant" for identical programs (target <= 1 %) and for the 1.1x
+   pair (target >= 95 %, never the wrong way), median pairs per decision; and the
+   false-positive rate of the same sequential rule replayed on resampled real
+   identical-program pairs (thousands of replays: the live trials alone cannot show 1 %).
+3. What helps: the probe (CV raw vs corrected, table 1), spike rejection (how often,
+   and how the rejected pairs' log-ratios spread next to the kept ones), the random
+   order within pairs (the order effect in identical comparisons it cancels).
 
-Every figure is a median or a rate over repeated trials in the same run.
-`--quick` shrinks the trial counts (~3 min); the full run takes ~10 min on
-2 cores (more when the machine is loaded: wall-time rows then run to their
-sample cap). Rows for wall and instructions use fewer measurements than cpu
-rows by default (wall: slow to converge and known to be noisy; instructions:
-exact). The programs read their size from stdin, so the compiler cannot
-fold the work away.
+    python3 benchmarks/timing_noise.py [--minutes M] [--quick] [--json FILE]
 
-    python3 benchmarks/timing_noise.py [--quick] [--json FILE]
+`--quick`: 3 minutes per phase. The programs read their size from stdin, so the
+compiler cannot fold the work away.
 """
 
 from __future__ import annotations
@@ -29,17 +34,22 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing as mp
 import os
+import random
+import signal
 import statistics as st
 import sys
 import time
 
+import numpy as np
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from codegym import timing as T  # noqa: E402
-from codegym.core.limits import Limits  # noqa: E402
 from codegym.sandbox import make_sandbox  # noqa: E402
-from codegym.timing.metrics import instructions_limits  # noqa: E402
+from codegym.timing.metrics import DEFAULT_MIN_EFFECT, DEFAULT_MIN_WORTH  # noqa: E402
+from codegym.timing.sequential import log_wealth_paths  # noqa: E402
 
 PY_SRC = """import sys
 n = int(sys.stdin.readline()) * {num} // {den}
@@ -63,253 +73,338 @@ int main(void) {{
 }}
 """
 
-#: loop sizes giving ~50 ms (noise table) and ~10 ms (comparison trials) of CPU here
-SIZES = {"python": {"noise": 560_000, "cmp": 110_000}, "c": {"noise": 45_000_000, "cmp": 9_000_000}}
+#: loop sizes giving ~50 ms of CPU here, for every table; instruction counts use a tenth
+SIZES = {"python": 650_000, "c": 55_000_000}
 SRC = {"python": PY_SRC, "c": C_SRC}
 FILE = {"python": "main.py", "c": "main.c"}
+NOISE_TARGET = {"python": 0.03, "c": 0.02}
+ALPHA = 0.01  # compare's default
 
 
 def build(sb, lang: str, tag: str, factor: float = 1.0):
     """The program, doing 1/factor of the work (a speedup of `factor`)."""
-    num, den = {1.0: (1, 1), 1.1: (10, 11), 2.0: (1, 2), 1.01: (100, 101)}[factor]
+    num, den = {1.0: (1, 1), 1.1: (10, 11)}[factor]
     b = sb.build(lang, {FILE[lang]: SRC[lang].format(tag=tag, num=num, den=den)})
     if not b.ok:
         raise SystemExit(f"{lang} program did not build: {b.result.message if b.result else ''}")
     return b
 
 
-def cv(xs: list[float]) -> float:
-    """Coefficient of variation of the finite values (nan if fewer than two)."""
+def cv(xs) -> float:
     xs = [float(x) for x in xs if x is not None and math.isfinite(x)]
     if len(xs) < 2 or not st.mean(xs):
         return math.nan
     return st.stdev(xs) / st.mean(xs)
 
 
-def pct(x: float) -> str:
-    return f"{100 * x:.2f}%"
+def pct(x: float | None, d: int = 2) -> str:
+    return "-" if x is None or not math.isfinite(x) else f"{100 * x:.{d}f}%"
 
 
-# --------------------------------------------------------------------------- table 1
+# --------------------------------------------------------------------------- the neighbour
 
-NOISE_TARGET = {"python": 0.02, "c": 0.01}
+def _burn(seed: int, mean_on: float, mean_off: float) -> None:
+    rng = random.Random(seed)
+    while True:
+        end = time.monotonic() + min(rng.expovariate(1 / mean_on), 5 * mean_on)
+        x = 0
+        while time.monotonic() < end:
+            for i in range(2000):
+                x += i * i
+        time.sleep(min(rng.expovariate(1 / mean_off), 5 * mean_off))
 
 
-def noise_rows(sb, langs: list[str], metrics: list[str], n_meas: int, n_other: int) -> list[dict]:
-    rows = []
-    for lang in langs:
-        b = build(sb, lang, "noise")
-        stdin = f"{SIZES[lang]['noise']}\n"
-        for metric in metrics:
-            if metric == "instructions":
-                try:
-                    T.check_metric(b, metric)
-                except T.UnsupportedMetricError as e:
-                    if lang == "c":
-                        print(f"  [skip] {lang}/{metric}: {e}", file=sys.stderr)
-                    continue
-            k = n_meas if metric == "cpu" else n_other
-            # baseline of the same run: single executions (what a one-run reward sees)
-            singles = []
-            for _ in range(k):
-                if metric == "instructions":
-                    r = sb.run(b, stdin=stdin, wrapper=T.VALGRIND_WRAPPER,
-                               limits=instructions_limits(Limits()))
-                    c = T.parse_valgrind_instructions(r.stderr)
-                    singles.append(float(c.total) if c else math.nan)
-                else:
-                    r = sb.run(b, stdin=stdin)
-                    singles.append(r.cpu_s if metric == "cpu" else r.wall_s)
-            ms, secs = [], []
-            for _ in range(k):
+class Neighbour:
+    """A process burning one core in random bursts (exponential on/off times), until stopped."""
+
+    def __init__(self, seed: int = 0, mean_on: float = 0.3, mean_off: float = 0.3):
+        self.proc = mp.get_context("spawn").Process(target=_burn, args=(seed, mean_on, mean_off), daemon=True)
+
+    def __enter__(self):
+        self.proc.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.terminate()
+        self.proc.join(5)
+
+
+# --------------------------------------------------------------------------- one phase
+
+def run_phase(sb, progs: dict, minutes: float, instr_every: int, log) -> dict:
+    """Rounds of measurements until `minutes` are spent; every record of the phase. (Per round,
+    two comparisons of the identical pair per language: its rate needs the most trials.)"""
+    rec: dict = {"measure": [], "compare": [], "single": [], "instructions": [], "load": []}
+    t_end = time.monotonic() + 60 * minutes
+    rnd = 0
+    while time.monotonic() < t_end:
+        rec["load"].append(os.getloadavg()[0])
+        for lang, p in progs.items():
+            r = sb.run(p["a"], stdin=p["stdin"])
+            rec["single"].append({"lang": lang, "cpu": r.cpu_s})
+            t0 = time.monotonic()
+            m = T.measure(sb, p["a"], [p["stdin"]])
+            rec["measure"].append({
+                "lang": lang, "ok": m.ok, "reason": m.reason, "median": m.median,
+                "raw_median": float(np.median(m.raw_samples)) if m.raw_samples else m.median,
+                "normalized": m.normalized, "speed": m.speed, "n": m.n, "converged": m.converged,
+                "s": time.monotonic() - t0})
+        for lang, p in progs.items():
+            for case in ("identical", "1.1x", "identical"):
                 t0 = time.monotonic()
-                ms.append(T.measure(sb, b, [stdin], metric=metric))
-                secs.append(time.monotonic() - t0)
-            bad = [m.reason for m in ms if not m.ok]
-            if bad:
-                print(f"  [warn] {lang}/{metric}: {len(bad)} invalid measurements: {bad[0]}", file=sys.stderr)
-            med = [m.median for m in ms if m.ok]
-            norm = [m.normalized for m in ms if m.ok and m.normalized]
-            target = 0.0 if metric == "instructions" else NOISE_TARGET[lang]
-            row = {
-                "lang": lang, "metric": metric, "measurements": len(med),
-                "median_value": st.median(med) if med else None,
-                "single_run_cv": cv(singles), "measure_cv": cv(med),
-                "normalized_cv": cv(norm) if len(norm) > 1 else None,
-                "ratio": (cv(med) / cv(singles)) if cv(singles) > 0 else None,
-                "target": target,
-                "samples_per_measure": st.median([m.n for m in ms]),
-                "converged": sum(m.converged for m in ms) / len(ms),
-                "s_per_measure": st.median(secs),
-                "load": os.getloadavg()[0],
-            }
-            row["pass"] = bool(row["measure_cv"] <= target + 1e-15) and not bad
+                c = T.compare(sb, p["a"], p[case], [p["stdin"]], calibrate=False, seed=len(rec["compare"]))
+                rec["compare"].append({
+                    "lang": lang, "case": case, "ok": c.ok, "reason": c.reason, "speedup": c.speedup,
+                    "ci": c.ci, "significant": c.significant, "stopped": c.stopped, "n_pairs": c.n_pairs,
+                    "rejected": c.rejected, "log_ratios": c.log_ratios, "a_first": c.a_first,
+                    "rejected_log_ratios": c.rejected_log_ratios, "s": time.monotonic() - t0})
+        if instr_every and rnd % instr_every == 0:
+            for lang, p in progs.items():
+                t0 = time.monotonic()
+                m = T.measure(sb, p["a"], [p["stdin_instr"]], metric="instructions", calibrate=False)
+                rec["instructions"].append({"lang": lang, "ok": m.ok, "reason": m.reason,
+                                            "samples": m.samples, "s": time.monotonic() - t0})
+        rnd += 1
+        done = [x for x in rec["compare"] if x["ok"]]
+        log(f"  round {rnd}: load {os.getloadavg()[0]:.1f}, {len(rec['measure'])} measurements, "
+            f"{len(done)} comparisons ({sum(x['significant'] for x in done if x['case'] == 'identical')} "
+            "identical significant)")
+    rec["load"].append(os.getloadavg()[0])
+    return rec
+
+
+# --------------------------------------------------------------------------- analysis
+
+def noise_rows(rec: dict) -> list[dict]:
+    rows = []
+    for lang in NOISE_TARGET:
+        ms = [m for m in rec["measure"] if m["lang"] == lang]
+        if not ms:
+            continue
+        ok = [m for m in ms if m["ok"]]
+        singles = [s["cpu"] for s in rec["single"] if s["lang"] == lang]
+        row = {"lang": lang, "metric": "cpu", "measurements": len(ok), "invalid": len(ms) - len(ok),
+               "median_ms": 1000 * st.median(m["median"] for m in ok) if ok else None,
+               "single_run_cv": cv(singles), "measure_cv": cv(m["median"] for m in ok),
+               "raw_cv": cv(m["raw_median"] for m in ok), "normalized_cv": cv(m["normalized"] for m in ok),
+               "speed_range": (min(m["speed"] for m in ok if m["speed"]), max(m["speed"] for m in ok if m["speed"]))
+               if any(m["speed"] for m in ok) else None,
+               "samples": st.median(m["n"] for m in ok) if ok else None,
+               "converged": sum(m["converged"] for m in ok) / max(1, len(ok)),
+               "s_per_measure": st.median(m["s"] for m in ms), "target": NOISE_TARGET[lang]}
+        row["pass"] = bool(ok) and row["measure_cv"] <= row["target"] and not row["invalid"]
+        rows.append(row)
+    for lang in NOISE_TARGET:
+        ms = [m for m in rec["instructions"] if m["lang"] == lang]
+        if not ms:
+            continue
+        vals = [v for m in ms if m["ok"] for v in m["samples"]]
+        native = [r["median_ms"] for r in rows if r["lang"] == lang and r.get("median_ms")]
+        rows.append({"lang": lang, "metric": "instructions", "measurements": sum(m["ok"] for m in ms),
+                     "invalid": sum(not m["ok"] for m in ms), "value": st.median(vals) if vals else None,
+                     "distinct": len(set(vals)), "measure_cv": cv(vals) if len(vals) > 1 else math.nan,
+                     "s_per_measure": st.median(m["s"] for m in ms),
+                     # a counted run does a tenth of the timed program's work
+                     "native_ms": native[0] / 10 if native else None,
+                     "reasons": [m["reason"] for m in ms if not m["ok"]][:2],
+                     "pass": bool(vals) and len(set(vals)) == 1 and all(m["ok"] for m in ms)})
+    return rows
+
+
+def replay_false_positive(d_pool: list[float], trials: int, max_pairs: int = 30, seed: int = 0) -> float | None:
+    """The sequential rule of `compare` (look after every pair; significant once the
+    interval lies beyond +-min_effect, futile once inside +-min_worth) replayed on
+    sequences resampled from real identical-program log-ratios: its false-positive rate.
+    (On the wealth at the band's edges and centre: a centre is outside the interval
+    exactly when its wealth crossed 1/alpha.)"""
+    if len(d_pool) < 10:
+        return None
+    rng = np.random.default_rng(seed)
+    e, w = math.log1p(DEFAULT_MIN_EFFECT["cpu"]), math.log1p(DEFAULT_MIN_WORTH["cpu"])
+    bar = math.log(1 / ALPHA)
+    pool = np.asarray(d_pool)
+    # centre the pool: the replay asks about two builds of equal speed, whatever bias real builds had
+    pool = pool - np.median(pool)
+    false = 0
+    for _ in range(trials):
+        d = rng.choice(pool, size=max_pairs, replace=True)
+        paths = log_wealth_paths(d, [-w, -e, 0.0, e, w]) >= bar
+        sig = paths[1] & paths[2] & paths[3]   # the whole band [-e, e] excluded
+        fut = paths[0] & paths[4]              # both +-w excluded (the interval inside them)
+        t_sig = int(np.argmax(sig)) if sig.any() else max_pairs
+        t_fut = int(np.argmax(fut)) if fut.any() else max_pairs
+        false += t_sig < max_pairs and t_sig <= t_fut
+    return false / trials
+
+
+def robust_scale(x) -> float | None:
+    x = np.asarray(list(x), dtype=float)
+    if len(x) < 3:
+        return None
+    return float(1.4826 * np.median(np.abs(x - np.median(x))))
+
+
+def compare_rows(rec: dict, replays: int) -> list[dict]:
+    rows = []
+    for lang in NOISE_TARGET:
+        for case in ("identical", "1.1x"):
+            cs = [c for c in rec["compare"] if c["lang"] == lang and c["case"] == case]
+            if not cs:
+                continue
+            ok = [c for c in cs if c["ok"]]
+            sig = [c for c in ok if c["significant"]]
+            wrong = [c for c in sig if case == "1.1x" and c["speedup"] < 1.0]
+            pooled = [x for c in ok for x in c["log_ratios"]]
+            rate = len(sig) / len(ok) if ok else math.nan
+            row = {"lang": lang, "case": case, "trials": len(ok), "invalid": len(cs) - len(ok),
+                   "significant_rate": rate, "wrong_direction": len(wrong),
+                   "true_speedup": math.exp(float(np.median(pooled))) if pooled else None,
+                   "median_speedup": st.median(c["speedup"] for c in ok) if ok else None,
+                   "median_pairs": st.median(c["n_pairs"] for c in ok) if ok else None,
+                   "undecided": sum(c["stopped"] in ("max_pairs", "budget") for c in ok),
+                   "s_per_trial": st.median(c["s"] for c in cs),
+                   "rejected_share": (sum(c["rejected"] for c in ok)
+                                      / max(1, sum(c["rejected"] + c["n_pairs"] for c in ok)))}
+            if case == "identical":
+                row["target"] = "<=1%"
+                row["replay_rate"] = replay_false_positive(pooled, replays)
+                row["pass"] = bool(ok) and rate <= 0.01 and not row["invalid"]
+            else:
+                row["target"] = ">=95%"
+                row["pass"] = bool(ok) and rate >= 0.95 and not wrong and not row["invalid"]
             rows.append(row)
-            print(f"  {lang:6s} {metric:12s} single-run CV {pct(row['single_run_cv']):>7s}  "
-                  f"measure CV {pct(row['measure_cv']):>7s}", file=sys.stderr, flush=True)
     return rows
 
 
-def print_noise(rows: list[dict]) -> None:
-    print("\nTable 1 -- noise of measure(): CV of the medians of repeated measurements "
-          "of one ~50 ms program")
-    print("(1-run CV = baseline of the same run: single executions; ratio = measure CV / 1-run CV; "
-          "norm CV = of median/calibration; load = 1-min load average after the row)")
-    hdr = (f"{'lang':7s} {'metric':12s} {'meas':>4s} {'value':>12s} {'1-run CV':>9s} "
-           f"{'measure CV':>10s} {'ratio':>6s} {'norm CV':>8s} {'target':>7s} {'samples':>7s} "
-           f"{'conv':>5s} {'s/meas':>6s} {'load':>5s}  ok")
+def helps_rows(rec: dict) -> list[dict]:
+    """Spike rejection and the random order within pairs, from the comparisons' own data."""
+    rows = []
+    for lang in NOISE_TARGET:
+        ok = [c for c in rec["compare"] if c["lang"] == lang and c["ok"]]
+        if not ok:
+            continue
+        # log-ratios around each comparison's own estimate, so that both cases pool
+        kept = [x - math.log(c["speedup"]) for c in ok for x in c["log_ratios"]]
+        rej = [x - math.log(c["speedup"]) for c in ok for x in c["rejected_log_ratios"]]
+        ident = [c for c in ok if c["case"] == "identical"]
+        af = [x for c in ident for x, f in zip(c["log_ratios"], c["a_first"]) if f]
+        bf = [x for c in ident for x, f in zip(c["log_ratios"], c["a_first"]) if not f]
+        order = (float(np.mean(af)) - float(np.mean(bf))) / 2 if af and bf else None
+        se = (math.sqrt(np.var(af, ddof=1) / len(af) + np.var(bf, ddof=1) / len(bf)) / 2
+              if len(af) > 1 and len(bf) > 1 else None)
+        rows.append({"lang": lang, "kept_pairs": len(kept), "rejected_pairs": len(rej),
+                     "kept_scale": robust_scale(kept), "rejected_scale": robust_scale(rej),
+                     "order_effect": order, "order_effect_se": se})
+    return rows
+
+
+# --------------------------------------------------------------------------- printing
+
+def print_phase(name: str, rec: dict, nrows: list[dict], crows: list[dict], hrows: list[dict], minutes: float) -> None:
+    loads = rec["load"]
+    print(f"\n=== phase: {name} -- {minutes:.1f} min, load average (1 min) over the phase: "
+          f"mean {st.mean(loads):.2f}, min {min(loads):.2f}, max {max(loads):.2f} ===")
+    print("\nTable 1 -- noise of measure(): CV of the medians of repeated measurements of one ~50 ms program")
+    print("(measure CV: drift-corrected medians, the default; raw CV: the same measurements' uncorrected "
+          "medians; norm CV: normalized; 1-run CV: single runs; speed: range of the probe's slowness)")
+    hdr = (f"{'lang':7s} {'metric':12s} {'meas':>4s} {'value':>13s} {'1-run CV':>9s} {'measure CV':>10s} "
+           f"{'raw CV':>7s} {'norm CV':>8s} {'target':>7s} {'samples':>7s} {'conv':>5s} {'s/meas':>7s}  "
+           f"{'speed':>11s}  ok")
     print(hdr)
     print("-" * len(hdr))
-    for r in rows:
-        val = (f"{r['median_value']:.0f}" if r["metric"] == "instructions"
-               else f"{1000 * r['median_value']:.2f} ms") if r["median_value"] else "-"
-        ratio = f"{r['ratio']:.2f}" if r["ratio"] is not None else "-"
-        norm = pct(r["normalized_cv"]) if r["normalized_cv"] is not None else "-"
-        print(f"{r['lang']:7s} {r['metric']:12s} {r['measurements']:4d} {val:>12s} "
-              f"{pct(r['single_run_cv']):>9s} {pct(r['measure_cv']):>10s} {ratio:>6s} {norm:>8s} "
-              f"{'<=' + pct(r['target']):>7s} {r['samples_per_measure']:7.0f} "
-              f"{100 * r['converged']:4.0f}% {r['s_per_measure']:6.2f} {r['load']:5.1f}  "
-              f"{'PASS' if r['pass'] else 'MISS'}")
-
-
-# --------------------------------------------------------------------------- table 2
-
-def true_speedup(sb, ba, bb, stdin: str, n: int = 15) -> float:
-    """Reference speedup: median of n paired ratios of min-of-5 samples, runs interleaved."""
-    ratios = []
-    for i in range(n):
-        best = {"a": math.inf, "b": math.inf}
-        for j in range(5):
-            for which in (("a", "b") if (i + j) % 2 == 0 else ("b", "a")):
-                r = sb.run(ba if which == "a" else bb, stdin=stdin)
-                best[which] = min(best[which], r.cpu_s)
-        ratios.append(best["a"] / best["b"])
-    return st.median(ratios)
-
-
-def compare_rows(sb, langs: list[str], n_identical: int, n_detect: int, budget_s: float,
-                 method: str) -> list[dict]:
-    rows = []
-    for lang in langs:
-        n0 = SIZES[lang]["cmp"]
-        ba = build(sb, lang, "a")
-        cases = [("identical", 1.0, n_identical, "<=1%"), ("1.1x", 1.1, n_detect, ">=95%"),
-                 ("2x", 2.0, n_detect, ">=95%")]
-        for name, factor, trials, target in cases:
-            bb = build(sb, lang, "b", factor)
-            stdin = f"{n0}\n"
-            truth = true_speedup(sb, ba, bb, stdin)
-            sig, pairs, secs, speedups, invalid = 0, [], [], [], 0
-            wrong_way = 0
-            for _ in range(trials):
-                t0 = time.monotonic()
-                c = T.compare(sb, ba, bb, [stdin], metric="cpu", budget_s=budget_s, method=method,
-                              calibrate=False)
-                secs.append(time.monotonic() - t0)
-                if not c.ok:
-                    invalid += 1
-                    continue
-                pairs.append(c.n_pairs)
-                speedups.append(c.speedup)
-                if c.significant:
-                    sig += 1
-                    if factor > 1.0 and c.speedup < 1.0:
-                        wrong_way += 1
-            valid = trials - invalid
-            rate = sig / valid if valid else math.nan
-            ok = (rate <= 0.01) if factor == 1.0 else (rate >= 0.95 and wrong_way == 0)
-            rows.append({"lang": lang, "case": name, "true_speedup": truth, "trials": valid,
-                         "load": os.getloadavg()[0],
-                         "significant_rate": rate, "wrong_direction": wrong_way, "target": target,
-                         "median_pairs": st.median(pairs) if pairs else None,
-                         "median_speedup": st.median(speedups) if speedups else None,
-                         "s_per_trial": st.median(secs), "pass": ok and invalid == 0})
-            print(f"  {lang:6s} {name:9s} significant {sig}/{valid}", file=sys.stderr, flush=True)
-    return rows
-
-
-def instr_rows(sb) -> list[dict]:
-    """compare() on instruction counts: exact, one trial each."""
-    rows = []
-    ba = build(sb, "c", "a")
-    try:
-        T.check_metric(ba, "instructions")
-    except T.UnsupportedMetricError as e:
-        print(f"  [skip] instructions compare: {e}", file=sys.stderr)
-        return rows
-    n0 = 2_000_000
-    for name, factor in (("identical", 1.0), ("1.01x", 1.01), ("1.1x", 1.1)):
-        bb = build(sb, "c", "b", factor)
-        c = T.compare(sb, ba, bb, [f"{n0}\n"], metric="instructions", calibrate=False)
-        rows.append({"lang": "c", "case": name, "metric": "instructions", "speedup": c.speedup,
-                     "ci": c.ci, "significant": c.significant, "ok": c.ok, "reason": c.reason})
-    return rows
-
-
-def print_compare(rows: list[dict], irows: list[dict], method: str) -> None:
-    print(f"\nTable 2 -- compare(metric='cpu', method='{method}'): rate of 'significant' "
-          "over repeated trials (~10 ms programs)")
-    print("(case = cut in work; true = the pair's speedup measured separately: fixed start-up "
-          "costs make a 2x cut in work less than 2x in time; wrong = significant the wrong way)")
-    hdr = (f"{'lang':7s} {'case':10s} {'true':>6s} {'trials':>6s} {'signif.':>8s} {'target':>6s} "
-           f"{'wrong':>5s} {'est.':>6s} {'pairs':>5s} {'s/trial':>7s} {'load':>5s}  ok")
+    for r in nrows:
+        if r["metric"] == "instructions":
+            val = f"{r['value']:.0f}" if r["value"] else "-"
+            print(f"{r['lang']:7s} {'instructions':12s} {r['measurements']:4d} {val:>13s} {'-':>9s} "
+                  f"{pct(r['measure_cv']):>10s} {'-':>7s} {'-':>8s} {'exact':>7s} {'2':>7s} {'-':>5s} "
+                  f"{r['s_per_measure']:7.2f}  {'':11s}  {'PASS' if r['pass'] else 'MISS'}"
+                  f"  ({r['distinct']} distinct count(s) over {r['measurements']} measurements of 2 counted "
+                  f"runs; {r['s_per_measure'] / 2:.2f} s per counted run of a {r['native_ms'] or math.nan:.1f} "
+                  "ms program)")
+            for reason in r.get("reasons") or []:
+                print(f"      {reason[:200]}")
+            continue
+        sp = f"{r['speed_range'][0]:.3f}-{r['speed_range'][1]:.3f}" if r["speed_range"] else "-"
+        print(f"{r['lang']:7s} {'cpu':12s} {r['measurements']:4d} {r['median_ms']:10.2f} ms "
+              f"{pct(r['single_run_cv']):>9s} {pct(r['measure_cv']):>10s} {pct(r['raw_cv']):>7s} "
+              f"{pct(r['normalized_cv']):>8s} {'<=' + pct(r['target'], 0):>7s} {r['samples']:7.0f} "
+              f"{100 * r['converged']:4.0f}% {r['s_per_measure']:7.2f}  {sp:>11s}  {'PASS' if r['pass'] else 'MISS'}")
+    print("\nTable 2 -- compare() (confidence sequence, alpha 0.01, <= 30 pairs, ~50 ms programs): "
+          "rate of 'significant'")
+    print("(true: pooled median of the trials' per-pair ratios; replay: the same sequential rule on "
+          "2000+ sequences resampled from the real identical pairs; rej: pairs re-measured after a load spike)")
+    hdr = (f"{'lang':7s} {'case':10s} {'true':>6s} {'trials':>6s} {'signif.':>8s} {'target':>6s} {'wrong':>5s} "
+           f"{'replay':>7s} {'est.':>6s} {'pairs':>5s} {'undec.':>6s} {'rej':>5s} {'s/trial':>7s}  ok")
     print(hdr)
     print("-" * len(hdr))
-    for r in rows:
-        est = f"{r['median_speedup']:.3f}" if r["median_speedup"] else "-"
-        pairs = f"{r['median_pairs']:.0f}" if r["median_pairs"] else "-"
-        print(f"{r['lang']:7s} {r['case']:10s} {r['true_speedup']:6.3f} {r['trials']:6d} "
-              f"{100 * r['significant_rate']:7.1f}% {r['target']:>6s} {r['wrong_direction']:5d} "
-              f"{est:>6s} {pairs:>5s} {r['s_per_trial']:7.2f} {r['load']:5.1f}  "
-              f"{'PASS' if r['pass'] else 'MISS'}")
-    if irows:
-        print("\ncompare(metric='instructions') (exact; C):")
-        for r in irows:
-            lo, hi = r["ci"] if r["ci"] else (math.nan, math.nan)
-            print(f"  {r['case']:10s} speedup {r['speedup']:.6f}  ci [{lo:.6f}, {hi:.6f}]  "
-                  f"significant={r['significant']}  ok={r['ok']} {r['reason']}")
+    for r in crows:
+        rep = pct(r.get("replay_rate"), 2) if r.get("replay_rate") is not None else "-"
+        print(f"{r['lang']:7s} {r['case']:10s} {r['true_speedup'] or math.nan:6.3f} {r['trials']:6d} "
+              f"{pct(r['significant_rate'], 1):>8s} {r['target']:>6s} {r['wrong_direction']:5d} {rep:>7s} "
+              f"{r['median_speedup'] or math.nan:6.3f} {r['median_pairs'] or 0:5.0f} {r['undecided']:6d} "
+              f"{pct(r['rejected_share'], 1):>5s} {r['s_per_trial']:7.2f}  {'PASS' if r['pass'] else 'MISS'}")
+    print("\nTable 3 -- what the pair design does (from the comparisons above)")
+    print("(scale: 1.4826 MAD of per-pair log-ratios around each comparison's estimate; order effect: "
+          "half the mean log-ratio when A ran first minus when B did, identical programs -- what a fixed "
+          "order would add to every estimate)")
+    for r in hrows:
+        ks, rs = r["kept_scale"], r["rejected_scale"]
+        oe, se = r["order_effect"], r["order_effect_se"]
+        print(f"  {r['lang']:7s} kept pairs {r['kept_pairs']:5d} (scale {pct(ks)})   rejected {r['rejected_pairs']:4d} "
+              f"(scale {pct(rs)})   order effect {pct(oe, 3)} +- {pct(se, 3)}")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="fewer trials (~2-3 min)")
-    ap.add_argument("--measurements", type=int,
-                    help="measurements per cpu noise row (default 30; quick 10)")
-    ap.add_argument("--other-measurements", type=int,
-                    help="measurements per wall/instructions row (default 6: wall is known to be "
-                         "noisy and slow to converge, instructions are exact; quick 4)")
-    ap.add_argument("--identical", type=int,
-                    help="identical-program trials per language (default 100; quick 20)")
-    ap.add_argument("--detect", type=int, help="trials per speedup per language (default 20; quick 8)")
-    ap.add_argument("--budget", type=float, default=8.0, help="budget_s of each compare trial")
-    ap.add_argument("--method", default="wilcoxon", choices=["wilcoxon", "t", "bootstrap"])
+    ap.add_argument("--minutes", type=float, default=None,
+                    help="minutes per phase (default: 20 quiet, 40 with the neighbour; quick 3)")
+    ap.add_argument("--neighbour-minutes", type=float, default=None,
+                    help="minutes of the neighbour phase (default: as --minutes)")
+    ap.add_argument("--quick", action="store_true", help="3 minutes per phase")
+    ap.add_argument("--phases", default="quiet,neighbour", help="quiet,neighbour (either or both)")
+    ap.add_argument("--instr-every", type=int, default=4, help="count instructions every N rounds (0: never)")
+    ap.add_argument("--replays", type=int, default=4000, help="resampled identical comparisons per row")
     ap.add_argument("--langs", default="python,c")
-    ap.add_argument("--skip-noise", action="store_true")
-    ap.add_argument("--skip-compare", action="store_true")
-    ap.add_argument("--json", help="also write the rows to this file")
+    ap.add_argument("--json", help="also write every record and row to this file")
     a = ap.parse_args(argv)
-    n_meas = a.measurements or (10 if a.quick else 30)
-    n_other = a.other_measurements or (4 if a.quick else 6)
-    n_id = a.identical or (20 if a.quick else 100)
-    n_det = a.detect or (8 if a.quick else 20)
+    # a plain `kill` must still stop the neighbour (the `with` block's exit)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    default_minutes = {"quiet": 20.0, "neighbour": 40.0}
     langs = [x.strip() for x in a.langs.split(",") if x.strip()]
 
     sb = make_sandbox("local")
     t0 = time.monotonic()
-    cal = T.calibration_factor(sb)
-    print(f"codegym timing benchmark: isolation={sb.isolation} cpus={os.cpu_count()} "
-          f"calibration={1000 * cal:.2f} ms (cpu) load={os.getloadavg()[0]:.2f}")
-    out: dict = {"calibration_s": cal}
-    if not a.skip_noise:
-        rows = noise_rows(sb, langs, ["cpu", "wall", "instructions"], n_meas, n_other)
-        print_noise(rows)
-        out["noise"] = rows
-    if not a.skip_compare:
-        crow = compare_rows(sb, langs, n_id, n_det, a.budget, a.method)
-        irows = instr_rows(sb) if "c" in langs else []
-        print_compare(crow, irows, a.method)
-        out["compare"], out["compare_instructions"] = crow, irows
-    print(f"\ntotal {time.monotonic() - t0:.0f} s, load average now {os.getloadavg()[0]:.2f}")
+    ref = T.probe_reference(sb)
+    print(f"codegym timing benchmark: isolation={sb.isolation} cpus={os.cpu_count()} probe={1000 * ref[0]:.2f} ms "
+          f"calibration={1000 * ref[1]:.2f} ms (cpu) load={os.getloadavg()[0]:.2f}", flush=True)
+    progs = {}
+    for lang in langs:
+        n = SIZES[lang]
+        progs[lang] = {"a": build(sb, lang, "a"), "identical": build(sb, lang, "b"),
+                       "1.1x": build(sb, lang, "b", 1.1), "stdin": f"{n}\n", "stdin_instr": f"{n // 10}\n"}
+    out: dict = {"phases": {}}
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    for phase in [p.strip() for p in a.phases.split(",") if p.strip()]:
+        minutes = a.minutes or (3.0 if a.quick else default_minutes.get(phase, 20.0))
+        if phase == "neighbour" and a.neighbour_minutes:
+            minutes = a.neighbour_minutes
+        log(f"phase {phase}: {minutes:g} min")
+        tp = time.monotonic()
+        if phase == "neighbour":
+            with Neighbour(seed=22):
+                rec = run_phase(sb, progs, minutes, a.instr_every, log)
+        else:
+            rec = run_phase(sb, progs, minutes, a.instr_every, log)
+        spent = (time.monotonic() - tp) / 60
+        nrows, crows, hrows = noise_rows(rec), compare_rows(rec, a.replays), helps_rows(rec)
+        print_phase(phase, rec, nrows, crows, hrows, spent)
+        sys.stdout.flush()
+        out["phases"][phase] = {"minutes": spent, "load": rec["load"], "noise": nrows, "compare": crows,
+                                "helps": hrows, "records": rec}
+    print(f"\ntotal {(time.monotonic() - t0) / 60:.1f} min, load average now {os.getloadavg()[0]:.2f}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(out, f, indent=1, default=str)

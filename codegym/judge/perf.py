@@ -24,7 +24,14 @@ from codegym.judge.harness import FUNCTION_DRIVER
 from codegym.judge.kinds.common import case_checkers, case_limits
 from codegym.judge.kinds.function import DECODE_ERRORS, FRAME_STATUSES
 from codegym.judge.kinds.stdio import stdio_build, stdio_launch
-from codegym.judge.protocol import decode_value, function_request, new_nonce, parse_function_frames, solution_files
+from codegym.judge.protocol import (
+    decode_value,
+    function_request,
+    new_nonce,
+    parse_function_frames,
+    solution_files,
+    value_cap,
+)
 from codegym.judge.report import MESSAGE_MAX, CaseResult, JudgeReport, clip, finish_report
 from codegym.judge.testgen import Case, TestgenError, materialize
 from codegym.sandbox import RunRequest
@@ -119,7 +126,7 @@ def perf_runs(task, files: Mapping[str, Any], sandbox, language: str | None = No
 
 def _stdio_runs(runs: PerfRuns, task, files: Mapping[str, Any], sandbox, main_file: str) -> None:
     cases, lock = runs.cases, threading.Lock()
-    argv, extra = stdio_launch(runs.language, files, main_file)
+    argv, extra = stdio_launch(runs.language, files, main_file, task.preamble)
     if runs.build is None:
         runs.build = stdio_build(sandbox, runs.language, files, extra)
     runs.inputs = [RunRequest(stdin=c.stdin or "", argv=argv, extra_files=extra,
@@ -159,7 +166,8 @@ def _function_runs(runs: PerfRuns, task, files: Mapping[str, Any], sandbox, main
     body = function_request(
         nonce, main_file, task.entry_point,
         [(i, list(c.args or []), dict(c.kwargs or {}), cl.time_s, cl.wall())
-         for i, (c, cl) in enumerate(zip(cases, per_case))], import_time=lim.time_s, stop_on_error=True)
+         for i, (c, cl) in enumerate(zip(cases, per_case))], import_time=lim.time_s, stop_on_error=True,
+        cap=value_cap(lim), preamble=task.preamble)
     runs.inputs = [RunRequest(stdin=body, extra_files=solution_files(dict(files)),
                               limits=lim.replace(time_s=sum(cl.time_s for cl in per_case) + lim.time_s,
                                                  wall_s=lim.wall() * (len(cases) + 1)))]
@@ -177,7 +185,7 @@ def _function_runs(runs: PerfRuns, task, files: Mapping[str, Any], sandbox, main
             except DECODE_ERRORS as e:
                 wrong = f"undecodable return value: {e}"
             else:
-                r = vchecker(cases[k]).check_value(cases[k].expected, got)
+                r = vchecker(cases[k]).check_value(cases[k].expected, got, cases[k].args, cases[k].kwargs)
                 wrong = None if r.ok else (r.message or r.diff or "wrong answer")
             with lock:
                 vseen[key] = wrong

@@ -1,15 +1,17 @@
 """Interleaved A/B comparison of two builds: `Comparison`, `decide` and `compare`.
 
-`compare` takes pairs of samples whose runs of A and B alternate, estimates the
-speedup ``t(a)/t(b)`` from the paired log-ratios, looks at the data on a fixed
-schedule of pair counts (the error rate spent over the looks), and stops when
-`decide` finds the answer clear. Instruction counts are compared exactly. How and
-why: docs/timing.md.
+`compare` takes pairs of samples whose runs of A and B alternate (which goes first is a
+seeded coin), re-measures a pair that saw a load spike, estimates the speedup
+``t(a)/t(b)`` from the paired log-ratios, looks after every pair at an anytime-valid
+confidence sequence (or, for the fixed-sample methods, on a schedule with the error rate
+spent over the looks), and stops when `decide` finds the answer clear. Instruction
+counts are compared exactly. How and why: docs/timing.md.
 """
 
 from __future__ import annotations
 
 import math
+import random
 import statistics
 import time
 from collections.abc import Iterable, Sequence
@@ -18,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from codegym.core.limits import Limits
 from codegym.sandbox.types import Build, RunRequest, Sandbox
 from codegym.timing.calibration import calibration_after, sample_calibration
+from codegym.timing.load import SpikeFilter, read_host_load, runs_here
 from codegym.timing.measurement import (
     Measurement,
     Sampler,
@@ -29,22 +32,32 @@ from codegym.timing.measurement import (
     normalize,
     summarize,
 )
-from codegym.timing.metrics import DEFAULT_MIN_EFFECT, check_metric, passes_per_sample
+from codegym.timing.metrics import DEFAULT_MIN_EFFECT, DEFAULT_MIN_WORTH, check_metric, passes_per_sample
 from codegym.timing.stats import METHODS, paired_interval, unknown_method
+
+#: the methods whose interval holds at every look (the others look on a schedule)
+ANYTIME = ("cs",)
 
 
 @dataclass
 class Comparison:
     """Interleaved comparison of two builds; ``speedup = t(a) / t(b)`` (> 1: b is faster).
 
-    ci           (lo, hi) of the speedup at `confidence` (the level of the look that
-                 decided, see `compare`); degenerate (lo == hi) for exact instruction counts
-    significant  the CI excludes 1 AND the effect exceeds `noise_floor`
-    noise_floor  relative effect below which a difference does not count:
-                 max(min_effect, noise_floor of the per-pair ratios t_a/t_b taken as a
-                 Measurement), i.e. the 95 % half-width of their median
+    ci           (lo, hi) of the speedup at `confidence` (method "cs": valid at every look
+                 at once; else the level of the look that decided, see `compare`);
+                 degenerate (lo == hi) for exact instruction counts
+    significant  the CI lies beyond the noise floor: method "cs", entirely outside
+                 [1/(1+floor), 1+floor]; else it excludes 1 and the estimate exceeds the floor
+    noise_floor  relative effect below which a difference does not count: `min_effect`
+                 (method "cs"), or max(min_effect, noise_floor of the per-pair ratios
+                 t_a/t_b taken as a Measurement), the 95 % half-width of their median
     decided      True if the loop stopped because the answer was clear (significant, or
                  futile, see `decide`), False if pairs or budget ran out first
+    stopped      why the loop stopped: "significant", "futile" (the CI rules out any
+                 speedup or slowdown of `min_worth`), "max_pairs", "budget", "failed"
+    rejected     pairs measured again because they saw a load spike; `rejections` why, and
+                 `rejected_log_ratios` their log-ratios (kept out of the estimate)
+    a_first      per kept pair, whether A's run came first in it
     log_ratios   per pair log(t_a / t_b), in the order measured
     a, b         the two builds' measurements built from the same (interleaved) samples
     ok, reason   False when a run of either build failed
@@ -70,6 +83,12 @@ class Comparison:
     failed: str | None = None
     failure: str | None = None
     elapsed_s: float = 0.0
+    stopped: str = ""
+    min_worth: float | None = None
+    rejected: int = 0
+    rejections: list[str] = field(default_factory=list)
+    rejected_log_ratios: list[float] = field(default_factory=list)
+    a_first: list[bool] = field(default_factory=list)
 
     @property
     def faster(self) -> str | None:
@@ -96,15 +115,21 @@ def decide(log_ratios: Sequence[float], level: float, floor: float, method: str 
            ) -> tuple[float, float, float, float, bool, bool]:
     """One look at paired log-ratios: (est, lo, hi, coverage, significant, settled).
 
-    significant: the CI excludes 0 and |est| exceeds log(1 + floor).
-    settled: significant, or futile -- the estimate, or the whole CI, lies
-    within +-log(1 + futility_floor) (default `floor`; `compare` passes the
-    floor projected to its last look). Stopping for futility never raises the
-    false-speedup rate; it only ends comparisons of programs that are, as far
-    as can be told, equal.
+    Method "cs" (the anytime-valid confidence sequence): significant when the CI lies
+    entirely outside +-log(1 + floor); settled when significant, or futile: the CI
+    lies entirely inside +-log(1 + futility_floor) (default `floor`), i.e. it rules out
+    any speedup or slowdown of that size. Other methods: significant when the CI
+    excludes 0 and |est| exceeds log(1 + floor); settled when significant, or when the
+    estimate or the whole CI lies within +-log(1 + futility_floor) (at most `floor`).
+    Stopping for futility never raises the false-speedup rate; it only ends
+    comparisons of programs that are, as far as can be told, equal.
     """
     est, lo, hi, cov = paired_interval(log_ratios, level, method, seed)
     thr = math.log1p(floor)
+    if method in ANYTIME:
+        fthr = math.log1p(floor if futility_floor is None else futility_floor)
+        significant = lo > thr or hi < -thr
+        return est, lo, hi, cov, significant, significant or (-fthr < lo and hi < fthr)
     fthr = math.log1p(floor if futility_floor is None else min(floor, futility_floor))
     excl = lo > 0 or hi < 0
     significant = excl and abs(est) > thr
@@ -135,32 +160,36 @@ def compare(sandbox: Sandbox, build_a: Build, build_b: Build,
             inputs: Iterable[RunRequest | str | bytes] | None = None, metric: str = "cpu",
             warmups: int = 1, repeats: int = 8, max_pairs: int = 30, budget_s: float = 60.0,
             limits: Limits | None = None, alpha: float = 0.01, min_effect: float | None = None,
-            method: str = "wilcoxon", min_of: int | None = None, seed: int = 0,
+            method: str = "cs", min_of: int | None = None, seed: int = 0,
             calibrate: bool = True, verify_a: Verifier | None = None,
             verify_b: Verifier | None = None,
-            inputs_b: Iterable[RunRequest | str | bytes] | None = None) -> Comparison:
+            inputs_b: Iterable[RunRequest | str | bytes] | None = None,
+            min_worth: float | None = None, reject_spikes: bool = True) -> Comparison:
     """Is `build_b` faster than `build_a`? ``speedup = t(a)/t(b)`` (> 1: b is faster).
 
     A pair is one sample of each build (as in `measure`: ``min_of`` passes over
     the inputs, per-input minima summed), with the runs of A and B interleaved
-    input by input and the first build alternating from pass to pass and from
-    pair to pair (A B, B A, ...), so that drift, bursts of contention and
-    order effects fall on both sides alike. The speedup and its CI come from
-    the paired log-ratios log(t_a/t_b) by `method` ("wilcoxon": Hodges-Lehmann
-    + exact signed-rank CI, default; "t"; "bootstrap", seeded with `seed`).
-    The data are looked at after `repeats` pairs and then at x1.5 steps up to
-    `max_pairs`; each look uses the confidence level ``1 - alpha / looks``, so
-    the chance of calling two identical programs different stays below `alpha`
-    however early the loop stops. The loop stops when significant, when
-    futile (see `decide`: the estimate or the whole CI is inside the noise
-    floor, or even `max_pairs` pairs could not make the CI exclude 1), or when
-    pairs or `budget_s` run out.
+    input by input; which build goes first in a pair is a coin seeded by `seed`, and
+    it alternates from pass to pass within the pair, so that drift, bursts of
+    contention and order effects fall on both sides alike (and, for two identical
+    programs, each log-ratio is exactly as likely negative as positive). With
+    `reject_spikes`, a pair that saw a load spike -- a run of it preempted, CPU
+    pressure or steal time on this host, far above the earlier pairs', see
+    `codegym.timing.load.SpikeFilter` -- is measured again (at most a quarter of
+    `max_pairs` times).
 
-    `significant` requires both: the CI excludes 1, and the effect exceeds the
-    noise floor ``max(min_effect, noise_floor(ratios))``, the 95 % precision of
-    the median per-pair ratio -- a speedup inside the measurement noise earns
-    nothing. (The per-build measurements `a` and `b` are reported too; their
-    own floors are larger under contention, which pairing cancels.)
+    The speedup is the Hodges-Lehmann estimate of the paired log-ratios
+    log(t_a/t_b). `method` "cs" (default): its interval is a confidence sequence
+    (`codegym.timing.sequential`) that holds at every look at once, so the data
+    are looked at after every pair from the second on, with the chance of ever
+    calling two identical programs different at most `alpha` however the loop stops;
+    the loop stops when the interval lies beyond the noise floor `min_effect`
+    (significant), when it rules out any speedup or slowdown of `min_worth`, the
+    smallest worth rewarding (futile: default 5 % for time), or when `max_pairs`
+    pairs or `budget_s` run out -- so the number of pairs follows the noise seen.
+    Fixed-sample methods ("wilcoxon": exact signed-rank CI; "t"; "bootstrap",
+    seeded with `seed`) look after `repeats` pairs and then at x1.5 steps, each
+    look at level ``1 - alpha / looks`` (see `decide` for their rules).
 
     For ``metric="instructions"`` (deterministic) each build is measured twice
     (A B B A); when both repeat exactly, the speedup is exact (degenerate CI)
@@ -175,11 +204,12 @@ def compare(sandbox: Sandbox, build_a: Build, build_b: Build,
     check_metric(build_a, metric)
     check_metric(build_b, metric)
     eff = DEFAULT_MIN_EFFECT[metric] if min_effect is None else float(min_effect)
-    cmp = Comparison(metric=metric, method="exact" if metric == "instructions" else method)
+    worth = max(eff, DEFAULT_MIN_WORTH[metric] if min_worth is None else float(min_worth))
+    cmp = Comparison(metric=metric, method="exact" if metric == "instructions" else method, min_worth=worth)
     for name, b in (("a", build_a), ("b", build_b)):
         problem = build_problem(b)
         if problem:
-            cmp.ok, cmp.reason = False, f"build {name}: {problem}"
+            cmp.ok, cmp.reason, cmp.stopped = False, f"build {name}: {problem}", "failed"
             return cmp
     if method not in METHODS:
         raise unknown_method(method)
@@ -194,14 +224,16 @@ def compare(sandbox: Sandbox, build_a: Build, build_b: Build,
     if metric == "instructions":
         failed = _compare_exact(cmp, sides, eff)
     else:
-        failed = _warm_up(sides, warmups) or _compare_paired(
-            cmp, sides["a"], sides["b"], k, eff, repeats=repeats, max_pairs=max_pairs, alpha=alpha,
-            budget_s=budget_s, method=method, seed=seed, t0=t0)
+        spikes = SpikeFilter(max_rejects=max(2, max_pairs // 4)) if reject_spikes else None
+        loop = _PairLoop(cmp, sides["a"], sides["b"], k, eff, worth, alpha=alpha, method=method, seed=seed,
+                         host=runs_here(sandbox), spikes=spikes)
+        failed = _warm_up(sides, warmups) or loop.run(repeats=repeats, max_pairs=max_pairs,
+                                                      budget_s=budget_s, t0=t0)
     if failed:
         s = sides[failed]
         cmp.ok, cmp.reason = False, f"build {failed}: {s.error or 'run failed'}"
-        cmp.failed, cmp.failure = failed, s.failure
-    else:
+        cmp.failed, cmp.failure, cmp.stopped = failed, s.failure, "failed"
+    elif cmp.ok:
         _finish(cmp, sides, k, sandbox, calibrate, cal_before)
     cmp.elapsed_s = time.monotonic() - t0
     return cmp
@@ -228,57 +260,110 @@ def _compare_exact(cmp: Comparison, sides: dict[str, Sampler], eff: float) -> st
     return None
 
 
-def _compare_paired(cmp: Comparison, sa: Sampler, sb: Sampler, k: int, eff: float, *, repeats: int,
-                    max_pairs: int, alpha: float, budget_s: float, method: str, seed: int,
-                    t0: float) -> str | None:
-    """Pairs until a look settles the question, or pairs or budget run out; the last look fills
-    `cmp`. Returns which build's run failed, if one did."""
-    looks = _look_schedule(repeats, max_pairs)
-    level = 1.0 - alpha / len(looks)
-    xa, xb, d = [], [], []
-    li = 0
-    t_pairs = time.monotonic()
-    while True:
-        va, vb = _pair_sample(sa, sb, k, a_first=len(d) % 2 == 0)
-        if va is None:
-            return "a"
-        if vb is None:
-            return "b"
-        xa.append(va)
-        xb.append(vb)
-        d.append(math.log(max(va, 1e-12)) - math.log(max(vb, 1e-12)))
-        now = time.monotonic()
-        out_of_budget = now - t0 + (now - t_pairs) / len(d) > budget_s
-        at_look = li < len(looks) and len(d) >= looks[li]
-        last = len(d) >= max_pairs or out_of_budget
-        if not (at_look or last):
-            continue
-        li += 1
-        look = _look(xa, xb, d, cmp.metric, level, eff, max_pairs, method, seed)
-        if look["decided"] or last or li >= len(looks):
-            break
-    for name, value in look.items():
-        setattr(cmp, name, value)
-    cmp.log_ratios = d
-    cmp.n_pairs = len(d)
-    return None
+class _PairLoop:
+    """The pairs of a time comparison: taken until a look settles the question, or pairs or
+    budget run out; the last look fills the Comparison."""
+
+    def __init__(self, cmp: Comparison, sa: Sampler, sb: Sampler, k: int, eff: float, worth: float, *,
+                 alpha: float, method: str, seed: int, host: bool, spikes: SpikeFilter | None):
+        self.cmp, self.sa, self.sb, self.k, self.eff, self.worth = cmp, sa, sb, k, eff, worth
+        self.alpha, self.method, self.seed = alpha, method, seed
+        self.coin = random.Random(seed)
+        self.host, self.spikes = host, spikes
+        self.xa: list[float] = []
+        self.xb: list[float] = []
+        self.d: list[float] = []
+
+    def _pair(self) -> tuple[str | None, str | None]:
+        """One pair, kept unless it saw a load spike: (which build failed, why the pair was rejected)."""
+        before = read_host_load() if self.host else None
+        self.sa.take_preempted()
+        self.sb.take_preempted()
+        a_first = self.coin.random() < 0.5
+        va, vb = _pair_sample(self.sa, self.sb, self.k, a_first=a_first)
+        if va is None or vb is None:
+            return ("a" if va is None else "b"), None
+        d = math.log(max(va, 1e-12)) - math.log(max(vb, 1e-12))
+        if self.spikes is not None:
+            signals: dict[str, float | None] = {
+                "preempted": max(self.sa.take_preempted() + self.sb.take_preempted(), default=0.0)}
+            if before is not None:
+                signals["psi"], signals["steal"] = read_host_load().since(before)
+            why = self.spikes.check(signals)
+            if why:
+                self.cmp.rejected_log_ratios.append(d)
+                return None, why
+        self.xa.append(va)
+        self.xb.append(vb)
+        self.d.append(d)
+        self.cmp.a_first.append(a_first)
+        return None, None
+
+    def run(self, *, repeats: int, max_pairs: int, budget_s: float, t0: float) -> str | None:
+        """Returns which build's run failed, if one did."""
+        cmp = self.cmp
+        anytime = self.method in ANYTIME
+        looks = [] if anytime else _look_schedule(repeats, max_pairs)
+        level = 1.0 - (self.alpha if anytime else self.alpha / len(looks))
+        li, tries, look = 0, 0, None
+        t_pairs = time.monotonic()
+        while True:
+            failed, why = self._pair()
+            tries += 1
+            if failed:
+                return failed
+            if why:
+                cmp.rejected += 1
+                if len(cmp.rejections) < 10:
+                    cmp.rejections.append(f"pair {len(self.d) + 1}: {why}")
+            n = len(self.d)
+            now = time.monotonic()
+            out_of_budget = now - t0 + (now - t_pairs) / tries > budget_s
+            last = n >= max_pairs or out_of_budget
+            at_look = (not why and n >= 2) if anytime else (li < len(looks) and n >= looks[li])
+            if n and (at_look or last):
+                li += 1
+                look = self._look(level, max_pairs)
+                if look["decided"] or last or (not anytime and li >= len(looks)):
+                    break
+            elif last:
+                break
+        if look is None and self.d:
+            look = self._look(level, max_pairs)
+        if look is None:  # every pair was rejected before the budget ran out
+            cmp.ok, cmp.reason, cmp.stopped = False, "no pair was measured without a load spike", "budget"
+            return None
+        for name, value in look.items():
+            setattr(cmp, name, value)
+        cmp.stopped = cmp.stopped or ("budget" if out_of_budget and n < max_pairs else "max_pairs")
+        cmp.log_ratios = self.d
+        cmp.n_pairs = len(self.d)
+        return None
+
+    def _look(self, level: float, max_pairs: int) -> dict:
+        """One look at the pairs so far: the Comparison's fields should the loop stop here."""
+        d = self.d
+        ma = summarize(self.xa, self.cmp.metric)
+        mb = summarize(self.xb, self.cmp.metric)
+        if self.method in ANYTIME:
+            floor, fut = self.eff, self.worth
+        else:
+            # the noise of the comparison itself: precision of the median per-pair ratio
+            # (pairing cancels the contention both builds saw, unlike the two medians)
+            noise = noise_floor(summarize([math.exp(x) for x in d], self.cmp.metric))
+            floor = max(self.eff, noise)
+            # stopping for "no difference" must not rest on a floor that more pairs would
+            # lower: it is projected to max_pairs (noise ~ 1/sqrt(n))
+            fut = max(self.eff, noise * math.sqrt(len(d) / max(max_pairs, len(d))))
+        est, lo, hi, cov, sig, settled = decide(d, level, floor, self.method, self.seed, fut)
+        stopped = ("significant" if sig else "futile") if settled else ""
+        return {"speedup": math.exp(est), "ci": (_exp(lo), _exp(hi)), "significant": sig,
+                "confidence": cov, "noise_floor": floor, "decided": settled, "stopped": stopped,
+                "a": ma, "b": mb}
 
 
-def _look(xa: list[float], xb: list[float], d: list[float], metric: str, level: float, eff: float,
-          max_pairs: int, method: str, seed: int) -> dict:
-    """One look at the pairs so far: the Comparison's fields should the loop stop here."""
-    ma = summarize(xa, metric)
-    mb = summarize(xb, metric)
-    # the noise of the comparison itself: precision of the median per-pair ratio
-    # (pairing cancels the contention both builds saw, unlike the two medians)
-    noise = noise_floor(summarize([math.exp(x) for x in d], metric))
-    floor = max(eff, noise)
-    # stopping for "no difference" must not rest on a floor that more pairs would
-    # lower: it is projected to max_pairs (noise ~ 1/sqrt(n))
-    fut = max(eff, noise * math.sqrt(len(d) / max(max_pairs, len(d))))
-    est, lo, hi, cov, sig, settled = decide(d, level, floor, method, seed, fut)
-    return {"speedup": math.exp(est), "ci": (math.exp(lo), math.exp(hi)), "significant": sig,
-            "confidence": cov, "noise_floor": floor, "decided": settled, "a": ma, "b": mb}
+def _exp(x: float) -> float:
+    return math.inf if x > 700 else math.exp(x)
 
 
 def _finish(cmp: Comparison, sides: dict[str, Sampler], k: int, sandbox: Sandbox, calibrate: bool,

@@ -1,9 +1,10 @@
 """Repeated measurement of one build: the `Measurement` record and `measure`.
 
 `Sampler` runs a build over its inputs and turns each run into a metric value (every
-run must end ok and pass `verify`); `measure` takes samples until the distribution-free
-CI of the median is narrow enough; `summarize` and `noise_floor` are the statistics of
-a Measurement. How and why: docs/timing.md.
+run must end ok and pass `verify`); `measure` takes samples, each divided by the speed a
+co-scheduled probe saw (`codegym.timing.probe`), until the distribution-free CI of the
+median is narrow enough; `summarize` and `noise_floor` are the statistics of a
+Measurement. How and why: docs/timing.md.
 """
 
 from __future__ import annotations
@@ -19,13 +20,15 @@ import numpy as np
 from codegym.core.limits import Limits
 from codegym.sandbox.types import Build, ExecResult, RunRequest, Sandbox
 from codegym.timing.calibration import calibration_after, sample_calibration
+from codegym.timing.load import preempted
 from codegym.timing.metrics import (
-    VALGRIND_WRAPPER,
     check_metric,
     instructions_limits,
     instructions_of,
     passes_per_sample,
+    valgrind_wrapper,
 )
+from codegym.timing.probe import probe_applies, probe_run, reference, speeds
 from codegym.timing.stats import LEVEL, median_ci
 
 #: ``verify(input_index, result)``: None when the run's output is right, else
@@ -59,7 +62,13 @@ class Measurement:
     """Repeated measurement of one build on a list of inputs.
 
     metric       "cpu" | "wall" | "instructions"
-    samples      one value per sample (seconds, or instructions), warm-ups excluded
+    samples      one value per sample (seconds, or instructions), warm-ups excluded; when
+                 `probed`, each divided by the machine's speed at that sample (seconds at
+                 the sandbox's reference speed, see `codegym.timing.probe`)
+    raw_samples  the samples as timed (empty unless `probed`)
+    probes       per sample, the probe's time (empty unless `probed`)
+    speed        the machine's slowness during the measurement: median probe time over its
+                 reference (1.05: 5 % slower than at the reference); None unless `probed`
     n            len(samples)
     min, median, mean   of the samples; `median` is the estimate to use
     mad          median absolute deviation (unscaled)
@@ -67,8 +76,9 @@ class Measurement:
     ci           (lo, hi) distribution-free CI of the median at `confidence`
     rel_ci       half-width of `ci` relative to the median (the precision reached)
     converged    rel_ci <= the target with at least the requested samples and CI level
-    calibration  seconds of the calibration workload in the same sandbox: the median of
-                 its recent samples, refreshed just before and after this measurement
+    calibration  seconds of the calibration workload in the same sandbox: when `probed`, at
+                 the reference speed the samples are in; else the median of its recent
+                 samples, refreshed just before and after this measurement
                  (see `calibration_factor`; None if not measured)
     normalized   median / calibration (None for instructions or without calibration)
     ok           False when a run failed or the metric could not be read; then `reason` says why
@@ -102,6 +112,10 @@ class Measurement:
     runs: int = 0
     min_of: int = 1
     elapsed_s: float = 0.0
+    probed: bool = False
+    raw_samples: list[float] = field(default_factory=list)
+    probes: list[float] = field(default_factory=list)
+    speed: float | None = None
 
     @property
     def unit(self) -> str:
@@ -210,7 +224,8 @@ class Sampler:
     """Runs one build over the inputs and turns results into metric values.
 
     The first failed run sets `error` (what happened) and `failure` (how, see
-    `Measurement.failure`) and makes `run_one` / `sample` return None.
+    `Measurement.failure`) and makes `run_one` / `sample` return None. `preempted` holds,
+    per run since `take_preempted`, the fraction of its wall time it waited for a CPU.
     """
 
     def __init__(self, sandbox: Sandbox, build: Build, reqs: list[RunRequest], metric: str,
@@ -221,26 +236,34 @@ class Sampler:
         self.runs = 0
         self.error: str | None = None
         self.failure: str | None = None
+        self.preempted: list[float] = []
 
     def _limits_for(self, req: RunRequest) -> Limits:
         lim = req.limits or self.limits or Limits()
-        return instructions_limits(lim) if self.metric == "instructions" else lim
+        return instructions_limits(lim, self.build.language) if self.metric == "instructions" else lim
+
+    def take_preempted(self) -> list[float]:
+        out, self.preempted = self.preempted, []
+        return out
 
     def run_one(self, req: RunRequest, index: int = 0) -> float | None:
-        wrapper = VALGRIND_WRAPPER if self.metric == "instructions" else None
-        # (layout randomized: a build must not be faster or slower run after run by where
-        # its code and objects happen to land; see `Sandbox.run`)
+        counted = self.metric == "instructions"
+        wrapper = valgrind_wrapper(self.build.language) if counted else None
+        # (timed runs get a random layout: a build must not be faster or slower run after
+        # run by where its code and objects happen to land, see `Sandbox.run`; counted runs
+        # keep valgrind's fixed one, so that a count repeats exactly)
         r: ExecResult = self.sb.run(self.build, stdin=req.stdin, limits=self._limits_for(req),
                                     argv=req.argv, extra_files=req.extra_files, wrapper=wrapper,
-                                    randomize_layout=True)
+                                    randomize_layout=not counted)
         self.runs += 1
         if not self._accepted(r, index):
             return None
+        self.preempted.append(preempted(r))
         if self.metric == "cpu":
             return r.cpu_s
         if self.metric == "wall":
             return r.wall_s
-        count, error = instructions_of(r)
+        count, error = instructions_of(r, self.build.language)
         if count is None:
             self.error = error
         return count
@@ -272,14 +295,28 @@ class Sampler:
 
     def sample(self, min_of: int = 1) -> float | None:
         """k passes over all inputs; the sum over inputs of each input's minimum."""
+        return self.sample_probed(min_of, probe=False)[0]
+
+    def sample_probed(self, min_of: int = 1, probe: bool = True) -> tuple[float | None, float | None]:
+        """`sample`, with a run of the speed probe before each pass: (sample, the fastest
+        probe run). The probe's time is None when it failed (a sandbox fault: the caller
+        measures on without it)."""
         best = [math.inf] * len(self.reqs)
+        probes: list[float] = []
         for _ in range(max(1, min_of)):
+            if probe and probes is not None:
+                try:
+                    probes.append(probe_run(self.sb, self.metric))
+                except RuntimeError as e:
+                    probes, self.probe_error = None, str(e)
             for i, req in enumerate(self.reqs):
                 v = self.run_one(req, i)
                 if v is None:
-                    return None
+                    return None, None
                 best[i] = min(best[i], v)
-        return float(sum(best))
+        return float(sum(best)), (min(probes) if probes else None)
+
+    probe_error: str | None = None
 
 
 # =========================================================================== measure
@@ -291,7 +328,8 @@ def _invalid(metric: str, reason: str, **kw) -> Measurement:
 def measure(sandbox: Sandbox, build: Build, inputs: Iterable[RunRequest | str | bytes] | None = None,
             metric: str = "cpu", warmups: int = 1, repeats: int = 5, max_repeats: int = 30,
             target_rel_ci: float = 0.02, budget_s: float = 30.0, limits: Limits | None = None,
-            min_of: int | None = None, calibrate: bool = True, verify: Verifier | None = None) -> Measurement:
+            min_of: int | None = None, calibrate: bool = True, verify: Verifier | None = None,
+            probe: bool | str = "auto") -> Measurement:
     """Measure `build` on `inputs` until the median is known to `target_rel_ci`.
 
     One sample is one pass over all inputs (sum of the per-run metric; with
@@ -303,11 +341,16 @@ def measure(sandbox: Sandbox, build: Build, inputs: Iterable[RunRequest | str | 
     (`converged` False then). Instruction counts are exactly repeatable, so
     for them two equal samples end the measurement and warm-ups are skipped.
 
+    `probe` ("auto": for time metrics in a sandbox that runs on this host): a short
+    fixed program runs before each pass, and each sample is divided by the machine's
+    speed then (`codegym.timing.probe`), so that a measurement taken while the machine
+    is slow reads as one taken while it is fast (`raw_samples` keep the times as
+    taken; `calibration` is then the reference one, and `normalized` drift-free too).
+
     Any run that does not end "ok", or whose output `verify` rejects, makes the
     measurement invalid (``ok=False``, `reason`, `failure`), never a silently
-    included sample. Raises
-    `UnsupportedMetricError` for an unknown metric, or instructions of an
-    interpreted language or without valgrind.
+    included sample. Raises `UnsupportedMetricError` for an unknown metric, or
+    instructions of a language valgrind cannot count repeatably (or without valgrind).
     """
     t0 = time.monotonic()
     check_metric(build, metric)
@@ -319,37 +362,72 @@ def measure(sandbox: Sandbox, build: Build, inputs: Iterable[RunRequest | str | 
     if metric == "instructions":
         warmups, repeats = 0, min(repeats, 2)
     s = Sampler(sandbox, build, reqs, metric, limits, verify)
-    cal_before = sample_calibration(sandbox, metric) if calibrate else None
+    ref, note = _probe_reference(sandbox, metric, probe)
+    cal_before = sample_calibration(sandbox, metric) if calibrate and ref is None else None
     warm = all(s.sample(1) is not None for _ in range(max(0, warmups)))
-    m = _sample_until_converged(s, k, target_rel_ci, repeats, max_repeats, budget_s, t0) if warm else None
+    m = _sample_until_converged(s, k, target_rel_ci, repeats, max_repeats, budget_s, t0, ref) if warm else None
     if m is None:
         return _invalid(metric, s.error or "run failed", runs=s.runs, min_of=k, failure=s.failure,
                         elapsed_s=time.monotonic() - t0)
     m.runs, m.min_of = s.runs, k
-    if calibrate:
-        cal, note = calibration_after(sandbox, metric, cal_before)
+    if calibrate and m.probed:
+        normalize(m, ref[1])
+    elif calibrate:
+        cal, note2 = calibration_after(sandbox, metric, cal_before)
         normalize(m, cal)
-        if note:
-            m.reason = note
+        note = note or note2
+    if s.probe_error:
+        note = note or f"speed probe failed, samples not corrected: {s.probe_error}"
+    m.reason = note
     m.elapsed_s = time.monotonic() - t0
     return m
 
 
+def _probe_reference(sandbox: Sandbox, metric: str, probe: bool | str) -> tuple[tuple[float, float] | None, str]:
+    """The probe's and the calibration's reference seconds when this measurement probes, and a
+    note when it cannot."""
+    if probe not in (True, False, "auto"):
+        raise ValueError(f"probe must be True, False or 'auto', not {probe!r}")
+    if metric == "instructions" or not (probe_applies(sandbox, metric) if probe == "auto" else probe):
+        return None, ""
+    try:
+        return reference(sandbox, metric), ""
+    except Exception as e:  # noqa: BLE001 -- a broken probe must not hide the measurement
+        return None, f"speed probe failed, samples not corrected: {e}"
+
+
 def _sample_until_converged(s: Sampler, k: int, target_rel_ci: float, repeats: int, max_repeats: int,
-                            budget_s: float, t0: float) -> Measurement | None:
-    """Samples until converged, `max_repeats` or the budget; None when a run failed."""
+                            budget_s: float, t0: float,
+                            ref: tuple[float, float] | None = None) -> Measurement | None:
+    """Samples until converged, `max_repeats` or the budget; None when a run failed. With a
+    probe reference `ref`, samples are divided by the speed the probe saw (`_probed`)."""
     t_samples = time.monotonic()
-    samples: list[float] = []
+    raw: list[float] = []
+    probes: list[float | None] = []
     while True:
-        v = s.sample(k)
+        v, p = s.sample_probed(k, probe=ref is not None and s.probe_error is None)
         if v is None:
             return None
-        samples.append(v)
+        raw.append(v)
+        probes.append(p)
         # converged implies at least `repeats` samples (min_n)
-        m = summarize(samples, s.metric, target_rel_ci=target_rel_ci, min_n=max(1, repeats))
-        if m.converged or len(samples) >= max(1, max_repeats):
+        m = _probed(raw, probes, ref, s.metric, target_rel_ci, max(1, repeats))
+        if m.converged or len(raw) >= max(1, max_repeats):
             return m
-        # stop when the next sample would likely overrun the budget
+        # stop when the next sample would likely overrun the budget (a count is always
+        # taken twice: the second is what shows it repeats exactly)
         now = time.monotonic()
-        if now - t0 + (now - t_samples) / len(samples) > budget_s:
+        if now - t0 + (now - t_samples) / len(raw) > budget_s and (len(raw) >= 2 or s.metric != "instructions"):
             return m
+
+
+def _probed(raw: list[float], probes: list[float | None], ref: tuple[float, float] | None, metric: str,
+            target_rel_ci: float, min_n: int) -> Measurement:
+    """The Measurement of `raw` samples, corrected by the speed their probes saw when every one has a probe."""
+    if ref is None or any(p is None for p in probes):
+        return summarize(raw, metric, target_rel_ci=target_rel_ci, min_n=min_n)
+    sp = speeds([float(p) for p in probes], ref[0])  # (type: all probes are floats here)
+    m = summarize([v / f for v, f in zip(raw, sp)], metric, target_rel_ci=target_rel_ci, min_n=min_n)
+    m.probed, m.raw_samples, m.probes = True, list(raw), [float(p) for p in probes]
+    m.speed = float(np.median(m.probes)) / ref[0]
+    return m

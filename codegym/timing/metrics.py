@@ -1,10 +1,11 @@
 """What timing can measure: the metrics, their defaults, and instruction counts.
 
 ``cpu`` (child CPU seconds, the default), ``wall``, and ``instructions`` (guest
-instructions counted by valgrind's callgrind, compiled languages only): which
-metric applies to a build (`check_metric`), the per-metric defaults of `measure`
-and `compare`, and the valgrind wrapper whose report a program cannot forge
-(`VALGRIND_WRAPPER`, `parse_valgrind_instructions`, `instructions_of`).
+instructions counted by valgrind's callgrind: native programs, and Python run by
+CPython with its hash seed fixed): which metric applies to a build (`check_metric`),
+the per-metric defaults of `measure` and `compare`, and the valgrind wrappers whose
+report a program cannot forge (`valgrind_wrapper`, `parse_valgrind_instructions`,
+`instructions_of`).
 """
 
 from __future__ import annotations
@@ -22,11 +23,17 @@ METRICS = ("cpu", "wall", "instructions")
 #: valgrind slows native code down ~10-50x (callgrind, no cache simulation);
 #: the CPU limit of an instructions run is scaled by this
 VALGRIND_SLOWDOWN = 60.0
+#: ... and CPython ~100-150x, after ~2 s of CPU translating the interpreter's own start-up
+VALGRIND_SLOWDOWN_PYTHON = 200.0
+VALGRIND_STARTUP_PYTHON_S = 10.0
 #: passes per sample (min over them, per input) by metric, see docs/timing.md
 DEFAULT_MIN_OF = {"cpu": 3, "wall": 3, "instructions": 1}
 #: smallest relative difference `compare` calls significant, by metric: below
 #: ~1 % the program's own layout (alignment, environment size) decides, not its code
 DEFAULT_MIN_EFFECT = {"cpu": 0.01, "wall": 0.01, "instructions": 0.001}
+#: smallest speedup worth rewarding, by metric: `compare` stops for futility only once its
+#: interval rules out a speedup (or slowdown) of this size
+DEFAULT_MIN_WORTH = {"cpu": 0.05, "wall": 0.05, "instructions": 0.001}
 
 
 class UnsupportedMetricError(ValueError):
@@ -65,6 +72,18 @@ rc=$?
 exit $rc
 """
 VALGRIND_WRAPPER = ("sh", "-c", _VALGRIND_SCRIPT, "codegym-valgrind")
+
+# CPython under the same counter: its string hashes are salted per process (a different
+# dict and set layout, so a different count, run after run) unless PYTHONHASHSEED fixes
+# the salt, and the run command's -E would ignore that variable. The wrapper drops -E
+# and clears every other PYTHON* variable instead (what -E protects against), then sets
+# the seed. The memory layout is valgrind's own, the same for every run.
+_PYTHON_PREFIX = r"""
+if [ "$2" = "-E" ]; then p=$1; shift 2; set -- "$p" "$@"; fi
+for v in $(env | sed -n 's/^\(PYTHON[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+export PYTHONHASHSEED=0
+"""
+PYTHON_VALGRIND_WRAPPER = ("sh", "-c", _PYTHON_PREFIX + _VALGRIND_SCRIPT, "codegym-valgrind")
 
 _LOG_LINE = re.compile(r"^@(\d+)@ ==(\d+)== Collected : (\d+)\s*$")
 #: plausibility of a count: callgrind executes far more than this many guest
@@ -124,36 +143,55 @@ def _native_language(language: str) -> bool:
     return exe in set(spec.artifacts)
 
 
+def _cpython(language: str) -> bool:
+    """True if programs of `language` run on CPython (whose instruction counts are repeatable)."""
+    try:
+        return get_language(language).inprocess == "python"
+    except Exception:  # registry unavailable
+        return language == "python"
+
+
+def valgrind_wrapper(language: str) -> tuple[str, ...]:
+    """The argv prefix that counts the instructions of a run of `language` (see check_metric)."""
+    return PYTHON_VALGRIND_WRAPPER if _cpython(language) else VALGRIND_WRAPPER
+
+
 def check_metric(build: Build, metric: str) -> None:
     """Raise `UnsupportedMetricError` (a ValueError) if `metric` cannot be measured for `build`."""
     if metric not in METRICS:
         raise UnsupportedMetricError(f"unknown metric {metric!r}: use one of {', '.join(METRICS)}")
     if metric == "instructions":
-        if not _native_language(build.language):
+        if not (_native_language(build.language) or _cpython(build.language)):
             raise UnsupportedMetricError(
                 f"metric 'instructions' is unsupported for {build.language!r}: instruction counts "
-                "come from valgrind and are only meaningful for programs compiled to native "
-                "code (c, cpp); use metric='cpu' for interpreted and JIT-compiled languages")
+                "come from valgrind and are only repeatable for programs compiled to native "
+                "code (c, cpp) and for Python (CPython with a fixed hash seed); use metric='cpu' "
+                "for other interpreted and JIT-compiled languages")
         if shutil.which("valgrind") is None:
             raise UnsupportedMetricError(
                 "metric 'instructions' needs valgrind: install it (apt-get install valgrind)")
 
 
-def instructions_limits(lim: Limits) -> Limits:
+def instructions_limits(lim: Limits, language: str = "c") -> Limits:
     """valgrind is slow and reserves address space: more CPU time and memory."""
-    t = lim.time_s * VALGRIND_SLOWDOWN + 5.0
+    if _cpython(language):
+        t = lim.time_s * VALGRIND_SLOWDOWN_PYTHON + VALGRIND_STARTUP_PYTHON_S
+    else:
+        t = lim.time_s * VALGRIND_SLOWDOWN + 5.0
     return lim.replace(time_s=t, wall_s=(t * 2 + 5.0), memory_mb=lim.memory_mb + 1024)
 
 
-def instructions_of(r: ExecResult) -> tuple[float | None, str]:
-    """The instruction count of an ok wrapped run, or (None, why there is none)."""
+def instructions_of(r: ExecResult, language: str = "c") -> tuple[float | None, str]:
+    """The instruction count of an ok wrapped run of `language`, or (None, why there is none)."""
     count = parse_valgrind_instructions(r.stderr)
     if count is None:
         tail = r.stderr.strip()[-300:]
         return None, "valgrind reported no instruction count" + (f": {tail}" if tail else "")
     # work that escaped counting (e.g. a child that removed its own log) still
     # shows as CPU time: refuse counts far below what that CPU time executes
-    budget = max(0.0, r.cpu_s - VALGRIND_STARTUP_CPU_S * len(count.per_pid))
+    # (CPython's start-up is mostly valgrind translating the interpreter: a larger allowance)
+    startup = VALGRIND_STARTUP_CPU_S * (6 if _cpython(language) else 1)
+    budget = max(0.0, r.cpu_s - startup * len(count.per_pid))
     if count.total < MIN_INSTRUCTIONS_PER_CPU_S * budget:
         return None, (f"instruction count {count.total} is implausibly low for {r.cpu_s:.2f} s "
                       "of CPU under valgrind: some work escaped counting")

@@ -2,8 +2,9 @@
 
 `median_ci` (distribution-free, binomial order statistics), `hodges_lehmann` and
 `wilcoxon_ci` (exact signed-rank interval), Student's t (`t_cdf`, `t_ppf`, `t_ci`),
-a seeded percentile `bootstrap_ci`, and `paired_interval`, which picks one of them
-for the paired log-ratios of a comparison. See docs/timing.md for why these.
+a seeded percentile `bootstrap_ci`, and `paired_interval`, which picks one of them (or
+the anytime-valid confidence sequence of `codegym.timing.sequential`, "cs") for the
+paired log-ratios of a comparison. See docs/timing.md for why these.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from codegym.timing.sequential import cs_interval
+
 #: confidence level of a Measurement's CI
 LEVEL = 0.95
-#: the methods `paired_interval` (and so `compare`) accepts
-METHODS = ("wilcoxon", "t", "bootstrap")
+#: the methods `paired_interval` (and so `compare`) accepts; "cs" holds at every look
+METHODS = ("cs", "wilcoxon", "t", "bootstrap")
 
 
 def _binom_cdf_half(k: int, n: int) -> float:
@@ -256,7 +259,15 @@ def bootstrap_ci(x: Sequence[float], stat: Callable[[np.ndarray], float] | str =
 
 def paired_interval(log_ratios: Sequence[float], level: float, method: str = "wilcoxon",
                     seed: int = 0) -> tuple[float, float, float, float]:
-    """Estimate and CI of the centre of paired log-ratios by `method`: (est, lo, hi, coverage)."""
+    """Estimate and CI of the centre of paired log-ratios by `method`: (est, lo, hi, coverage).
+
+    "cs": the Hodges-Lehmann estimate and the anytime-valid interval of `cs_interval`
+    (coverage `level` at every look at once)."""
+    if method == "cs":
+        if len(log_ratios) == 0:
+            raise ValueError("paired_interval of no samples")
+        lo, hi = cs_interval(log_ratios, 1.0 - level)
+        return hodges_lehmann(log_ratios), lo, hi, level
     if method == "wilcoxon":
         return wilcoxon_ci(log_ratios, level)
     if method == "t":
@@ -268,4 +279,4 @@ def paired_interval(log_ratios: Sequence[float], level: float, method: str = "wi
 
 def unknown_method(method: str) -> ValueError:
     """The error for a `method` outside METHODS."""
-    return ValueError(f"unknown method {method!r} (wilcoxon | t | bootstrap)")
+    return ValueError(f"unknown method {method!r} (cs | wilcoxon | t | bootstrap)")

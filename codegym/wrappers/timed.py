@@ -18,6 +18,7 @@ import gymnasium as gym
 from codegym.judge.perf import PerfRuns, Unscorable, perf_workload
 from codegym.tasks.runtimes import STARTER, percentile_rank
 from codegym.wrappers.base import JUDGE_FAILED, FinalProgram, FinalReward
+from codegym.wrappers.bound import BoundReached, SlowBound, baseline_bound, bound_failure, bounded_workload, probe
 from codegym.wrappers.measure import (
     DISTRIBUTION_SOURCES,
     ComparisonRecord,
@@ -83,9 +84,12 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
                  retries: int = 1,
                  repeats: int = 8, max_pairs: int = 16, warmups: int = 1, min_of: int = 1,
                  budget_s: float = 120.0, alpha: float = 0.05, min_effect: float | None = None,
-                 check_perf: bool = True, skip_identical: bool = True, seed: int = 0):
+                 check_perf: bool = True, skip_identical: bool = True, seed: int = 0,
+                 slow_bound: float | None = 1.0):
         pct = _check_arguments(mode, against, transform, cap, percentiles, distribution, metric,
                                max_noise, max_score_span)
+        if slow_bound is not None and not slow_bound > 0:
+            raise ValueError("slow_bound must be > 0 (a factor of the baseline's time) or None")
         gym.utils.RecordConstructorArgs.__init__(
             self, mode=mode, against=against, transform=transform, cap=cap, percentiles=pct,
             distribution=distribution, metric=metric, correct_reward=correct_reward,
@@ -93,8 +97,9 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
             max_noise=max_noise, max_score_span=max_score_span, retries=retries, repeats=repeats,
             max_pairs=max_pairs,
             warmups=warmups, min_of=min_of, budget_s=budget_s, alpha=alpha, min_effect=min_effect,
-            check_perf=check_perf, skip_identical=skip_identical, seed=seed)
+            check_perf=check_perf, skip_identical=skip_identical, seed=seed, slow_bound=slow_bound)
         FinalReward.__init__(self, env, check_perf=check_perf)
+        self.slow_bound = None if slow_bound is None else float(slow_bound)
         self.mode, self.against, self.transform, self.cap = mode, against, transform, float(cap)
         self.percentiles = pct
         self.distribution = distribution
@@ -127,13 +132,18 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
         verdict = program.report.get("verdict")
         if verdict == "sandbox_error":
             out.update(scorable=False, reason=JUDGE_FAILED)
-            return (self.fail_reward if self.unscorable_reward is None else self.unscorable_reward), out
+            # (never below what a program that failed earns: the fault is not the program's)
+            return max(self.fail_reward, self.unscorable_reward if self.unscorable_reward is not None
+                       else self.fail_reward), out
         if verdict != "accepted":
             out["reason"] = f"not correct ({verdict}): speed is not scored"
             return self.fail_reward, out
         out["correct"] = True
         try:
-            score = self._speed(task, program.files, program.language, metric, out)
+            score = self._speed(task, program.files, program.language, metric, out, program.perf)
+        except BoundReached as e:  # no faster than the baseline: the baseline's score, 0
+            out.update(bound=e.details(), reason=str(e))
+            return self.correct_reward, out
         except TimedRunFailed as e:  # answered wrongly (or crashed) when timed: not correct
             out.update(correct=False, verdict=e.status, reason=str(e))
             return self.fail_reward, out
@@ -178,9 +188,21 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
             out["calibration"] = rec.calibration
         return rec
 
-    def _speed(self, task, files, language: str, metric: str, out: dict) -> float:
-        """The speed score S of the candidate `files` by the wrapper's mode."""
-        cand = perf_workload(task, files, language, self.env.unwrapped.sandbox)
+    def _speed(self, task, files, language: str, metric: str, out: dict, perf_report=None) -> float:
+        """The speed score S of the candidate `files` by the wrapper's mode (raises
+        `BoundReached` when its timed runs reach the slow bound, see `_bound`)."""
+        wl = perf_workload(task, files, language, self.env.unwrapped.sandbox)
+        bound = self._bound(task, wl, metric, perf_report)
+        cand = bounded_workload(wl, bound)
+        try:
+            return self._score_mode(task, cand, metric, out)
+        except TimedRunFailed as e:  # a capped run stopped by the bound is not a failure
+            stopped = bound_failure(bound, wl, cand, e)
+            if stopped is None:
+                raise
+            raise stopped from e
+
+    def _score_mode(self, task, cand: PerfRuns, metric: str, out: dict) -> float:
         if self.mode == "speedup":
             return self._speedup(task, cand, metric, out)
         dist = runtime_distribution(task, self.env.unwrapped.sandbox, self.settings, self.distribution)
@@ -192,6 +214,24 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
         if self.mode == "interpolate":
             return self._interpolate(task, cand, ranked, metric, out)
         return self._percentile(task, cand, ranked, dist.unit, metric, out)
+
+    def _bound(self, task, cand: PerfRuns, metric: str, perf_report) -> SlowBound | None:
+        """The slow bound of the candidate, after a probe that stops it when it is no faster
+        than the baseline (its score is then 0). None without `slow_bound`, in
+        ``interpolate`` mode (a solution slower than the baseline may score there), and for
+        the baseline's own program (compared as identical, without runs)."""
+        if self.slow_bound is None or self.mode == "interpolate":
+            return None
+        sb = self.env.unwrapped.sandbox
+        try:
+            if self.skip_identical and self._workload(task, baseline_name(task)).key == cand.key:
+                return None
+        except (Unscorable, KeyError, ValueError):  # no baseline program: the modes say why
+            return None
+        bound = baseline_bound(task, sb, self.settings, self.slow_bound)
+        if bound is not None:
+            probe(sb, cand, bound, metric, perf_report)
+        return bound
 
     def _speedup(self, task, cand: PerfRuns, metric: str, out: dict) -> float:
         name = baseline_name(task) if self.against == "baseline" else reference_name(task)

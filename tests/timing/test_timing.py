@@ -87,7 +87,7 @@ def test_bootstrap_is_deterministic_given_seed():
     assert m1 == T.bootstrap_ci(x, np.median, seed=3)
 
 
-@pytest.mark.parametrize("method,bound", [("wilcoxon", 0.02), ("t", 0.02), ("bootstrap", 0.05)])
+@pytest.mark.parametrize("method,bound", [("cs", 0.01), ("wilcoxon", 0.02), ("t", 0.02), ("bootstrap", 0.05)])
 def test_identical_distributions_are_not_significant(method, bound):
     # (the percentile bootstrap under-covers at small n -- why it is not the default)
     rng = np.random.default_rng(6)
@@ -102,14 +102,16 @@ def test_identical_distributions_are_not_significant(method, bound):
     assert false / trials <= bound
 
 
-@pytest.mark.parametrize("method", ["wilcoxon", "t", "bootstrap"])
-def test_shifted_distributions_are_significant(method):
+@pytest.mark.parametrize("method,n", [("cs", 30), ("wilcoxon", 15), ("t", 15), ("bootstrap", 15)])
+def test_shifted_distributions_are_significant(method, n):
+    # (the confidence sequence pays for holding at every look with wider intervals at a
+    # given n: `compare` takes more pairs with it, up to max_pairs 30)
     rng = np.random.default_rng(7)
     hits = 0
     trials = 200
     for i in range(trials):
-        a = rng.lognormal(math.log(0.055), 0.04, size=15)  # a is 1.1x slower than b
-        b = rng.lognormal(math.log(0.05), 0.04, size=15)
+        a = rng.lognormal(math.log(0.055), 0.04, size=n)  # a is 1.1x slower than b
+        b = rng.lognormal(math.log(0.05), 0.04, size=n)
         est, lo, hi, cov, sig, settled = T.decide(np.log(a) - np.log(b), 0.99, 0.01, method, seed=i)
         hits += sig and est > 0
     assert hits / trials >= 0.95
@@ -301,10 +303,13 @@ def test_instructions_count_work_in_child_processes(sb):
     assert m_child.median > m_none.median + 1_000_000  # the loop ran in the child and counted
 
 
-def test_instructions_unsupported_for_python(sb):
+def test_instructions_unsupported_for_javascript(sb):
     b = sb.build("python", {"main.py": "print(1)"})
+    js = sb.build("javascript", {"main.js": "console.log(1)"})
+    if not js.ok:
+        pytest.skip(f"javascript is not available: {js.result.message if js.result else ''}")
     with pytest.raises(T.UnsupportedMetricError, match="unsupported"):
-        T.measure(sb, b, [""], metric="instructions")
+        T.measure(sb, js, [""], metric="instructions")
     # JavaScript has a compile step (a syntax check) but is not native code
     assert not metrics._native_language("javascript") and metrics._native_language("c")
     with pytest.raises(T.UnsupportedMetricError, match="unknown metric"):
