@@ -36,7 +36,7 @@ FAMILIES = [("PerfCode", "codegym/PerfCode-v0", "perfcode"),
 def _family_row(name: str, env_id: str, suite, limit: int | None) -> list[str]:
     tasks = list(suite)[:limit] if limit else list(suite)
     kw = {"suite": str(suite.root)} if env_id == "codegym/Suite-v0" else {}
-    env = gym.make(env_id, **kw)
+    env = gym.make(env_id, reward="pass_fraction", **kw)  # untimed: the judge's own time
     langs: set[str] = set()
     accepted, verdicts, times = 0, {}, []
     for task in tasks:

@@ -202,7 +202,8 @@ class MutantAgent(TaskAgent):
         if self._next_turn() > 1:
             return "submit"
         language, files = task_language_files(self.task, info.get("language"))
-        main_file = info.get("main_file") or self.task.main_file_for(language)
+        # a repository task has no main file: mutate the first file its fix changes
+        main_file = info.get("main_file") or self.task.main_file_for(language) or min(files)
         kind = self.rng.choice(self.kinds)
         stdio = self.task.kind == "stdio"
         mutated = dict(files)

@@ -1,7 +1,8 @@
 """Reference agents that need no model: oracle, baseline, replay.
 
 - `OracleAgent` writes the task's reference solution in a chosen edit format
-  and submits (optionally on a later turn, after seeing public feedback).
+  and submits (optionally on a later turn, after seeing public feedback); a
+  repository task's reference is its gold patch.
 - `BaselineAgent` submits the starter unchanged (for PerfCode: correct but slow).
 - `ReplayAgent` replays recorded actions from JSONL (one object per line with
   ``task_id`` and ``actions``, or the rollout records `codegym run` writes).
@@ -18,6 +19,7 @@ from typing import Any
 
 from codegym.agents.base import TaskAgent, task_language_files
 from codegym.edits.formats import EDIT_FORMATS
+from codegym.tasks.repo import with_reference
 
 
 class OracleAgent(TaskAgent):
@@ -41,6 +43,12 @@ class OracleAgent(TaskAgent):
         super().__init__(format)
         self.solution = solution
         self.submit_turn = max(1, int(submit_turn))
+
+    def reset(self, task: Any = None, seed: int | None = None) -> None:
+        # a repository task's reference is its gold patch applied to the base tree
+        if getattr(task, "kind", None) == "repo" and not getattr(task, "solutions", None):
+            task = with_reference(task)
+        super().reset(task, seed)
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         if self._next_turn() > 1:

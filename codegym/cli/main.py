@@ -18,8 +18,9 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from codegym.cli import calibrate, images, imports, run, tasks
+from codegym.cli import calibrate, checkergen, harbor, images, imports, mine, replay, rewards, run, synthesize, tasks
 from codegym.cli import eval as eval_commands
+from codegym.cli import serve as serve_command
 from codegym.core.version import __version__
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES", "TASKS_COMMAND_MODULES"]
@@ -50,9 +51,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     tasks_sub = tasks.register(sub)
     calibrate.register_tasks(tasks_sub)
+    checkergen.register_tasks(tasks_sub)  # tasks gen-checker
+    mine.register_tasks(tasks_sub)  # tasks mine / tasks pack
     _load_plugins(TASKS_COMMAND_MODULES, "register_tasks", tasks_sub)
     for group in (run, imports, eval_commands, images):
         group.register(sub)
+    rewards.register(sub)  # rewards simulate
+    synthesize.register(sub)  # synthesize CONFIG.yaml
+    harbor.register(sub)  # export harbor
+    replay.register(sub)  # replay FILE.jsonl
+    serve_command.register(sub)  # serve (OpenEnv, ORS)
     _load_plugins(COMMAND_MODULES, "register", sub)
     return parser
 

@@ -22,7 +22,7 @@ from codegym.agents import make_agent
 from codegym.envs.registration import register_envs
 from codegym.rollout.runner import run_episodes
 
-__all__ = ["register", "summary_table"]
+__all__ = ["register", "summary_table", "parse_key_values"]
 
 
 def summary_table(records: Sequence[dict[str, Any]], title: str = "codegym run") -> Table:
@@ -56,14 +56,20 @@ def _cells(rs: Sequence[dict[str, Any]]) -> list[str]:
             f"{sum(times) / len(times) * 1000:.1f} ms" if times else "-"]
 
 
-def _env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    env_kwargs: dict[str, Any] = {}
-    for kv in args.env_arg or ():
+def parse_key_values(pairs) -> dict[str, Any]:
+    """``KEY=VALUE`` arguments (``--env-arg``) as a dict; a VALUE is parsed as JSON when it is JSON."""
+    out: dict[str, Any] = {}
+    for kv in pairs or ():
         k, _, v = kv.partition("=")
         try:
-            env_kwargs[k] = json.loads(v)
+            out[k] = json.loads(v)
         except json.JSONDecodeError:
-            env_kwargs[k] = v
+            out[k] = v
+    return out
+
+
+def _env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    env_kwargs = parse_key_values(args.env_arg)
     if args.suite:
         env_kwargs["suite"] = args.suite
     if args.timing:

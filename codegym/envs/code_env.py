@@ -5,13 +5,15 @@ memory: the prompt shows them whole, the ``view_file`` and ``run_tests`` tools a
 answered here, and the hidden tests' pass fraction (or 0/1) is the reward.
 
     >>> import gymnasium as gym, codegym
-    >>> env = gym.make("codegym/PerfCode-v0")
-    >>> obs, info = env.reset(seed=0)
-    >>> obs, reward, terminated, truncated, info = env.step("submit")
-    >>> info["judge"]["verdict"]
-    'accepted'
+    >>> env = gym.make("codegym/PerfCode-v0")        # the suite's reward: staged (RLPF)
+    >>> obs, info = env.reset(options={"task_id": "perfcode/py-sum-numbers"})
+    >>> obs, reward, terminated, truncated, info = env.step("submit")   # the slow starter
+    >>> info["judge"]["verdict"], reward             # correct, no faster than the baseline
+    ('accepted', 0.6)
     >>> env.close()
 
+`make_code_env` is the registered ids' entry point: a `CodeEnv` with the reward its
+suite declares (``gym.make("codegym/PerfCode-v0")`` is staged: `codegym.envs.episode.make_env`).
 The info keys of every step are listed in docs/environments.md.
 """
 
@@ -24,11 +26,24 @@ from codegym.edits.parse import parse_action
 from codegym.edits.render import format_help, view_file
 from codegym.edits.workspace import Workspace
 from codegym.envs import feedback as fb
-from codegym.envs.episode import ACTION_SPACE_CHARS, FEEDBACK_MODES, MAX_OBSERVATION_CHARS, REWARD_MODES, EpisodeEnv
+from codegym.envs.episode import (
+    ACTION_SPACE_CHARS,
+    FEEDBACK_MODES,
+    MAX_OBSERVATION_CHARS,
+    REWARD_MODES,
+    EpisodeEnv,
+    make_env,
+)
 from codegym.tasks.fields import canonical_language
 from codegym.tasks.schema import Task
 
-__all__ = ["CodeEnv", "MAX_OBSERVATION_CHARS", "ACTION_SPACE_CHARS", "FEEDBACK_MODES", "REWARD_MODES"]
+__all__ = ["CodeEnv", "make_code_env", "MAX_OBSERVATION_CHARS", "ACTION_SPACE_CHARS", "FEEDBACK_MODES",
+           "REWARD_MODES"]
+
+
+def make_code_env(suite: Any = None, **kwargs: Any):
+    """A `CodeEnv` wrapped in its reward (``reward="suite"`` by default): `make_env`."""
+    return make_env(CodeEnv, suite, **kwargs)
 
 
 class CodeEnv(EpisodeEnv):

@@ -20,6 +20,7 @@ from typing import Any
 import gymnasium as gym
 
 from codegym.core.spaces import CodeText
+from codegym.core.yamldoc import suggest
 from codegym.edits.formats import FORMATS
 from codegym.edits.spans import attach_spans
 from codegym.edits.units import split_units
@@ -29,6 +30,7 @@ from codegym.sandbox import make_sandbox
 from codegym.tasks.fields import canonical_language
 from codegym.tasks.schema import Task
 from codegym.tasks.suite import Suite, load_suite
+from codegym.wrappers.config import BASE_REWARDS, SUITE_DEFAULT, resolve_reward
 
 #: largest observation, in characters (the observation space's max_length)
 MAX_OBSERVATION_CHARS = 1 << 20
@@ -36,12 +38,15 @@ MAX_OBSERVATION_CHARS = 1 << 20
 ACTION_SPACE_CHARS = 1 << 24
 
 FEEDBACK_MODES = ("public", "none", "full")
-REWARD_MODES = ("pass_fraction", "binary")
+#: the env's own rewards (a reward stack is the wrappers': `make_env`)
+REWARD_MODES = BASE_REWARDS
+#: the ``options`` `reset` understands (EpisodeEnv's; a subclass adds its own to `reset_options`)
+RESET_OPTIONS = ("task_id", "sampler", "language", "protected")
 #: what every env reports in ``info["reward_components"]`` on submission
 REWARD_COMPONENTS = ("pass_fraction", "correct", "progress")
 
-__all__ = ["EpisodeEnv", "resolve_tasks", "edits_info", "MAX_OBSERVATION_CHARS", "ACTION_SPACE_CHARS",
-           "FEEDBACK_MODES", "REWARD_MODES", "REWARD_COMPONENTS"]
+__all__ = ["EpisodeEnv", "resolve_tasks", "edits_info", "make_env", "MAX_OBSERVATION_CHARS",
+           "ACTION_SPACE_CHARS", "FEEDBACK_MODES", "REWARD_MODES", "REWARD_COMPONENTS", "RESET_OPTIONS"]
 
 
 def resolve_tasks(suite: Any, tasks: Sequence[Task] | None) -> list[Task]:
@@ -53,6 +58,23 @@ def resolve_tasks(suite: Any, tasks: Sequence[Task] | None) -> list[Task]:
     if suite is None:
         raise ValueError("CodeEnv needs suite= (a suite name, a directory or YAML path) or tasks=")
     return list(load_suite(suite))
+
+
+def make_env(cls: type, suite: Any = None, *, reward: Any = SUITE_DEFAULT, **kwargs: Any) -> gym.Env:
+    """An env of class `cls` with its reward: what the registered ids' entry points build.
+
+    `reward`: ``"suite"`` (the ids' default: the reward the suite declares in its
+    suite.yaml, e.g. PerfCode's staged reward; the class's own default when it declares
+    none), a base reward (``"pass_fraction"``, ``"binary"``: no wrapper), a wrapper type
+    (``"staged"``) or a list of wrapper entries (`codegym.wrappers.config`), applied over
+    the class's default base reward. The wrappers are the env's innermost ones, so
+    ``env.spec.additional_wrappers`` lists them and ``gym.make(env.spec)`` rebuilds them.
+    """
+    decl, default = resolve_reward(reward, suite=suite, tasks=kwargs.get("tasks"))
+    if decl.base is not None:
+        kwargs["reward"] = decl.base
+    env = cls(suite, **kwargs) if suite is not None else cls(**kwargs)
+    return decl.apply(env, suite_default=default)
 
 
 def edits_info(parsed: Any, extra_calls: Sequence[Any] = ()) -> dict[str, Any]:
@@ -302,9 +324,17 @@ class EpisodeEnv(gym.Env[str, str]):
 
     # ------------------------------------------------------------------ gymnasium API
 
+    #: the keys `reset(options=...)` accepts (anything else is refused, naming these)
+    reset_options: tuple[str, ...] = RESET_OPTIONS
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         options = dict(options or {})
+        unknown = sorted(set(options) - set(self.reset_options), key=str)
+        if unknown:
+            hints = [f"{k!r}{suggest(k, self.reset_options, listed=())}" for k in unknown]
+            raise ValueError(f"unknown reset option(s) {', '.join(hints)}; "
+                             f"known: {', '.join(self.reset_options)}")
         extra = self._start(self._pick_task(options), options)
         self.turn = 0
         self.done = False
@@ -373,6 +403,7 @@ def _check_options(metadata: Mapping[str, Any], max_turns: int, feedback: str, r
     if feedback not in FEEDBACK_MODES:
         raise ValueError(f"feedback must be one of {FEEDBACK_MODES}, not {feedback!r}")
     if reward not in REWARD_MODES:
-        raise ValueError(f"reward must be one of {REWARD_MODES}, not {reward!r}")
+        raise ValueError(f"reward must be one of {REWARD_MODES}, not {reward!r} (a reward stack, or the "
+                         "suite's default, is made of wrappers: gym.make(id, reward=...) or make_env)")
     if render_mode is not None and render_mode not in metadata["render_modes"]:
         raise ValueError(f"render_mode must be one of {metadata['render_modes']}")

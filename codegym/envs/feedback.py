@@ -2,18 +2,34 @@
 
 Everything here is a pure function of its arguments (no timings unless the
 caller passes them), so observations are deterministic for the same task,
-seed and actions.
+seed and actions. Program output is shown with the workspace's own paths
+(`workspace_paths`): a traceback names ``main.py``, not where the sandbox ran it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from codegym.core.languages import language_of_path
+from codegym.sandbox.launcher import HIDDEN_DIR
 
 #: longest excerpt of one stream (input / expected / got / compiler output) shown
 EXCERPT_CHARS = 600
+
+
+#: a path into the run directory where the launcher put the program (``/box/hidden/main.py``,
+#: or the run directory's host path without bubblewrap), as Python prints it in a traceback
+_RUN_PATH = re.compile(r'(?P<q>["\'])(?:/[^"\'\n]*)?/' + re.escape(HIDDEN_DIR) + r'/(?P<rel>[^"\'\n]+)(?P=q)')
+
+
+def workspace_paths(text: str) -> str:
+    """`text` with the sandbox's paths of the program's files replaced by their workspace
+    paths (``File "/box/hidden/main.py"`` -> ``File "main.py"``)."""
+    if not text or HIDDEN_DIR not in text:
+        return text
+    return _RUN_PATH.sub(lambda m: m["q"] + m["rel"] + m["q"], text)
 
 
 def truncate(text: str, limit: int = EXCERPT_CHARS) -> str:
@@ -80,9 +96,9 @@ def _case_block(case: Mapping[str, Any], inputs: Mapping[int, str] | None) -> st
     if inputs is not None and case.get("index") in inputs:
         lines.append("input:\n" + truncate(inputs[case["index"]]))
     if case.get("message"):
-        lines.append(truncate(str(case["message"])))
+        lines.append(truncate(workspace_paths(str(case["message"]))))
     if case.get("diff"):
-        lines.append(truncate(str(case["diff"])))
+        lines.append(truncate(workspace_paths(str(case["diff"]))))
     return "\n".join(lines)
 
 
@@ -100,10 +116,10 @@ def judge_feedback(report: Mapping[str, Any], split: str, mode: str,
         return head
     lines = [head]
     if verdict == "compile_error":
-        lines.append("Compiler output:\n" + truncate(report.get("compile_output") or "", 1500))
+        lines.append("Compiler output:\n" + truncate(workspace_paths(report.get("compile_output") or ""), 1500))
         return "\n".join(lines)
     if verdict in ("no_code", "sandbox_error") and report.get("message"):
-        lines.append(truncate(report["message"], 1500))
+        lines.append(truncate(workspace_paths(report["message"]), 1500))
     failing = [c for c in report.get("cases", []) if c.get("status") not in ("passed", "skipped", None)]
     if mode == "public":
         failing = failing[:1]

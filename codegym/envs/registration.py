@@ -12,25 +12,30 @@ codegym/Suite-v0            any suite or YAML path given as ``suite=``
 =========================  ==========================================
 
 Importing this module registers them (idempotent); entry points are strings, so
-no environment module is imported until `gym.make`. See docs/environments.md.
+no environment module is imported until `gym.make`. Each id's ``reward="suite"`` is
+the reward its suite declares in suite.yaml (PerfCode and DMC-Optim: the staged
+reward; the others: correctness), applied by the entry point
+(`codegym.envs.episode.make_env`); ``reward=`` overrides it. See docs/environments.md.
 """
 
 from __future__ import annotations
 
 from gymnasium.envs.registration import register, registry
 
-ENTRY_POINT = "codegym.envs.code_env:CodeEnv"
+ENTRY_POINT = "codegym.envs.code_env:make_code_env"
 #: ids whose env is a CodeEnv subclass
-ENTRY_POINTS = {"codegym/SWE-v0": "codegym.envs.swe_env:SWEEnv"}
+ENTRY_POINTS = {"codegym/SWE-v0": "codegym.envs.swe_env:make_swe_env",
+                # a suite of repository tasks gets SWEEnv's episodes, any other a CodeEnv
+                "codegym/Suite-v0": "codegym.envs.swe_env:make_suite_env"}
 
 #: id -> default constructor kwargs
 ENV_IDS: dict[str, dict] = {
-    "codegym/PerfCode-v0": {"suite": "perfcode", "max_turns": 4},
-    "codegym/DMCOptim-v0": {"suite": "dmcoptim", "max_turns": 4},
-    "codegym/LCB-v0": {"suite": "lcb", "max_turns": 3},
-    "codegym/MultiPLE-Julia-v0": {"suite": "multiple_julia", "max_turns": 3},
-    "codegym/SWE-v0": {"suite": "swe", "max_turns": 10},
-    "codegym/Suite-v0": {"max_turns": 4},
+    "codegym/PerfCode-v0": {"suite": "perfcode", "max_turns": 4, "reward": "suite"},
+    "codegym/DMCOptim-v0": {"suite": "dmcoptim", "max_turns": 4, "reward": "suite"},
+    "codegym/LCB-v0": {"suite": "lcb", "max_turns": 3, "reward": "suite"},
+    "codegym/MultiPLE-Julia-v0": {"suite": "multiple_julia", "max_turns": 3, "reward": "suite"},
+    "codegym/SWE-v0": {"suite": "swe", "max_turns": 10, "reward": "suite"},
+    "codegym/Suite-v0": {"max_turns": 4, "reward": "suite"},
 }
 
 

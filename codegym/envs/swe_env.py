@@ -23,18 +23,23 @@ from codegym.edits.render import view_file
 from codegym.edits.workspace import Workspace
 from codegym.envs import feedback as fb
 from codegym.envs.code_env import CodeEnv
+from codegym.envs.episode import make_env, resolve_tasks
 from codegym.envs.registration import ENV_IDS
 from codegym.envs.repo_tools import REPO_TOOL_HELP, REPO_TOOLS, RepoCall, extract_repo_tools, parse_with_repo_tools
-from codegym.judge.kinds.repo import resolution, run_command, with_setup
+from codegym.judge.kinds.repo import resolution, run_command, run_env
 from codegym.judge.logs.pytest import parse_results
+from codegym.sandbox.repoenv import EnvBuildError
 from codegym.tasks.repo import BaseTree, base_tree, swe_data, with_reference
 from codegym.tasks.schema import Task
+from codegym.tasks.suite import Suite, load_suite
 
 # the tool-call reading moved to codegym.envs.repo_tools; its names stay importable from here
-__all__ = ["SWEEnv", "RepoCall", "extract_repo_tools", "new_workspace", "REPO_TOOLS", "ENV_KWARGS"]
+__all__ = ["SWEEnv", "make_swe_env", "make_suite_env", "RepoCall", "extract_repo_tools", "new_workspace", "REPO_TOOLS",
+           "ENV_KWARGS"]
 
-#: keyword arguments `gym.make("codegym/SWE-v0")` passes (codegym.envs.registration.ENV_IDS)
-ENV_KWARGS = dict(ENV_IDS["codegym/SWE-v0"])
+#: keyword arguments `gym.make("codegym/SWE-v0")` passes to `SWEEnv` (codegym.envs.registration.ENV_IDS,
+#: without ``reward``, which the entry point `make_swe_env` resolves)
+ENV_KWARGS = {k: v for k, v in ENV_IDS["codegym/SWE-v0"].items() if k != "reward"}
 
 MAX_LISTING = 400
 MAX_MATCHES = 100
@@ -90,7 +95,14 @@ class SWEEnv(CodeEnv):
         self.language = task.language
         self.main_file = ""  # a repository has no main file: every edit names its path
         self.workspace = new_workspace(self.base)
-        return {"swe": {"base_digest": self.base.digest, "source": self.base.source.describe()}}
+        # the repository's test environment: built once per repository, version and packages
+        # (a trusted step that may use the package registry), then shared by every episode
+        info = {"base_digest": self.base.digest, "source": self.base.source.describe(), "environment": None}
+        try:
+            info["environment"] = run_env(self.task).describe or None
+        except EnvBuildError as e:  # the judge reports it as a sandbox_error, never the agent's fault
+            info["environment_error"] = str(e)[:1000]
+        return {"swe": info}
 
     def _parse(self, action: str, files: Mapping[str, str]) -> tuple[Any, Sequence[Any]]:
         return parse_with_repo_tools(action, files, self.formats)
@@ -223,11 +235,11 @@ class SWEEnv(CodeEnv):
             return "this task has no test command"
         # the current files as they are (the agent's own tests included): exploration, not grading
         tree = self.workspace.files
-        command = with_setup([*data.test_command, *ids], data.setup)
-        run = run_command(self.sandbox, tree, command, self.task.limits)
+        tenv = run_env(self.task)
+        run = run_command(self.sandbox, tree, [*data.test_command, *ids], self.task.limits, tenv)
         if run.status != "ok":
             return f"the test run failed: {run.status}: {run.message}"
-        res = parse_results(run.output, run.junit)
+        res = parse_results(run.output, run.junit, tenv.parser)
         lines = []
         if ids:
             for t in ids:
@@ -240,3 +252,24 @@ class SWEEnv(CodeEnv):
                 + (", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "no test results")
                 + ("" if res.complete else "; the run did not finish"))
         return "\n".join([head, *lines, "output:", fb.truncate(run.output, MAX_TEST_OUTPUT)])
+
+
+def make_swe_env(suite: Any = "swe", **kwargs: Any):
+    """A `SWEEnv` wrapped in its reward (``reward="suite"`` by default): `make_env`."""
+    return make_env(SWEEnv, suite, **kwargs)
+
+
+def make_suite_env(suite: Any = None, **kwargs: Any):
+    """``codegym/Suite-v0``'s entry point: a `SWEEnv` when every task of `suite` (or `tasks=`)
+    is a repository task, else a `CodeEnv`, each with its reward (`make_env`). A suite that
+    mixes repository tasks with others is refused (they need different episodes)."""
+    tasks = resolve_tasks(suite, kwargs.get("tasks"))
+    kinds = {t.kind for t in tasks}
+    if "repo" in kinds and kinds != {"repo"}:
+        bad = [t.id for t in tasks if t.kind == "repo"][:3]
+        raise ValueError(f"suite {suite!r} mixes repository tasks ({', '.join(bad)} ...) with other kinds: "
+                         "split them into two suites (repository tasks run in codegym/SWE-v0's episodes)")
+    cls = SWEEnv if kinds == {"repo"} else CodeEnv
+    if suite is not None and not isinstance(suite, Suite) and kwargs.get("tasks") is None:
+        suite = load_suite(suite)  # loaded once: the env gets the Suite
+    return make_env(cls, suite, **kwargs)

@@ -5,6 +5,9 @@ report (`codegym.cli.eval`). Modules: `config` (the YAML config and the episode 
 `runner` (the run), `episodes` (one episode -> its record), `speed` (the perf block and
 head-to-head speed), `store` and `manifest` (the eval directory), `metrics` (pass@k,
 ranking ...), `report` (results.json, summary.md, report.html). docs/eval.md explains them.
+Built on it: `recordings` / `simrewards` / `simulate` (``codegym rewards simulate``,
+docs/simulate.md), `checkergen` (``codegym tasks gen-checker``, docs/checkergen.md),
+`synthesis` / `tournament` (``codegym synthesize``, docs/synthesis.md).
 
     >>> from codegym.evaluation import load_config, run_eval, write_report
     >>> summary = run_eval("configs/eval.yaml", "out/eval-example")    # doctest: +SKIP

@@ -22,8 +22,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
+from codegym.agents.scaffold import load_scaffold_config, parse_scaffold_spec
 from codegym.core.paths import display_path
 from codegym.core.yamldoc import Doc, format_path, pydantic_message, suggest
 from codegym.envs import ENV_IDS
@@ -41,7 +42,7 @@ RESULT_NEUTRAL_FIELDS = ("name", "out", "workers", "progress", "bootstrap", "ks"
 #: keys whose values are never stored nor hashed (see `redact`)
 SECRET_KEYS = ("api_key", "headers", "token", "password", "secret")
 #: agent spec names and their classes (options: keyword arguments of the class)
-AGENT_KINDS = ("oracle", "baseline", "mutant", "replay", "llm")
+AGENT_KINDS = ("oracle", "baseline", "mutant", "replay", "llm", "scaffold")
 
 
 class ConfigError(TaskValidationError):
@@ -70,6 +71,13 @@ class AgentEntry(_Model):
         if kind not in AGENT_KINDS:
             raise ValueError(f"unknown agent {kind!r}{suggest(kind, AGENT_KINDS)}")
         return v
+
+    @model_validator(mode="after")
+    def _scaffold(self) -> AgentEntry:
+        if self.spec.startswith("scaffold:"):  # the scaffold's config is read (and checked) now
+            name, opts = parse_scaffold_spec(self.spec.partition(":")[2])
+            load_scaffold_config(name, **{**opts, **self.options})
+        return self
 
     @property
     def label(self) -> str:
@@ -153,7 +161,7 @@ class EvalConfig(_Model):
     formats: list[str] | None = None
     auto_submit: bool = True
     early_exit: bool = False
-    reward_mode: Literal["pass_fraction", "binary"] = "pass_fraction"
+    reward_mode: Literal["pass_fraction", "binary", "suite"] = "pass_fraction"  # suite: each suite's default
     reward: list[Any] | None = None
     sandbox: str | None = None
     timing: TimingConfig | None = None

@@ -20,6 +20,7 @@ import gymnasium as gym
 
 from codegym.agents import BaselineAgent, MutantAgent, OracleAgent, ReplayAgent, make_agent
 from codegym.agents.llm import LLMAgent
+from codegym.agents.scaffold import make_scaffold_agent
 from codegym.envs import register_envs
 from codegym.evaluation.config import AgentEntry, EpisodeSpec, EvalConfig
 from codegym.evaluation.speed import score_perf
@@ -35,6 +36,8 @@ def make_eval_agent(entry: AgentEntry, cfg: EvalConfig):
     opts = dict(entry.options)
     if kind == "replay":
         return ReplayAgent(cfg.resolve(opts.pop("path", None) or arg))
+    if kind == "scaffold":
+        return make_scaffold_agent(arg, **opts)
     if not opts:
         return make_agent(entry.spec, seed=cfg.seed)
     if kind == "oracle":
@@ -194,13 +197,16 @@ def play_episode(cfg: EvalConfig, spec: EpisodeSpec, worker: EpisodeWorker) -> d
         "truncated": rec["truncated"], "budget_exceeded": agent.exceeded,
         "final_diff": rec.get("cumulative_diff") or "",
         "final_files": dict(base.workspace.files) if base.workspace is not None else {},
-        "mutation": rec.get("mutation"), "usage": _sum_usage(agent.turns),
+        "mutation": rec.get("mutation"), "reward_details": rec.get("reward_details"),
+        "usage": _sum_usage(agent.turns),
         "steps": _step_records(cfg, rec, agent.turns), "perf": None,
     }
     if cfg.keep_observations:
         out["final_observation"] = rec.get("final_observation")
     if cfg.timing_on and out["correct"] and task.kind in ("stdio", "function"):
         out["perf"] = score_perf(env, task, cfg, spec.seed)
+    summary = getattr(agent.agent, "scaffold_summary", None)  # scaffold agents: turns, tokens, time
+    out["scaffold"] = summary() if callable(summary) else None
     out["agent_s"] = agent.agent_s
     out["episode_s"] = time.perf_counter() - t0
     out["finished_at"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from codegym.evaluation.metrics import compute_metrics
+from codegym.evaluation.scaffolds import pair_rows, scaffold_comparison, scaffold_rows
 from codegym.evaluation.store import RESULTS_FILE, ResultStore, read_manifest
 
 __all__ = ["load_eval", "build_results", "write_report", "render_html", "render_markdown",
@@ -66,6 +67,7 @@ def build_results(out_dir: str | os.PathLike) -> dict[str, Any]:
                               percentiles=timing.get("percentiles") or (30, 50, 70) if timing else (),
                               n_boot=int(boot.get("samples", 1000)), seed=int(boot.get("seed", 0)),
                               level=float(boot.get("level", 0.95)))
+    metrics["scaffolds"] = scaffold_comparison(episodes, metrics)
     prov = {k: manifest.get(k) for k in ("schema", "name", "codegym_version", "fingerprint", "config_source",
                                          "config", "task_hashes", "sessions", "seeds", "ks",
                                          "planned_episodes")}
@@ -203,6 +205,9 @@ def render_markdown(res: Mapping[str, Any]) -> str:
     for dim in ("family", "difficulty", "language"):
         parts += ["", f"## pass@1 by {dim}", "", _md_table(*_group_rows(m, dim))]
     parts += ["", "## Turn statistics", "", _md_table(*_turn_rows(m)), ""]
+    if (m.get("scaffolds") or {}).get("scaffolds"):
+        parts += ["## Scaffolds head to head", "", _md_table(*scaffold_rows(m["scaffolds"])), "",
+                  _md_table(*pair_rows(m["scaffolds"])), ""]
     return "\n".join(parts)
 
 
@@ -435,6 +440,7 @@ def render_html(res: Mapping[str, Any], episodes: Sequence[Mapping[str, Any]], m
         "<h2 id='groups'>pass@1 by family, difficulty and language</h2>",
         _table(*_group_rows(m, "family")), _table(*_group_rows(m, "difficulty")), _table(*_group_rows(m, "language")),
         "<h2 id='turns'>Turn statistics</h2>", _table(*_turn_rows(m), id_="turns-table"),
+        _scaffold_section(m),
         "<h2 id='episodes-h'>Episodes</h2>",
         "<input id='filter' type='search' placeholder='filter: agent, task, verdict, language'> "
         "<span id='episode-count' class='muted'></span>",
@@ -452,6 +458,16 @@ def render_html(res: Mapping[str, Any], episodes: Sequence[Mapping[str, Any]], m
         f"<script>{_JS}</script></body></html>",
     ]
     return "\n".join(parts)
+
+
+def _scaffold_section(m: Mapping[str, Any]) -> str:
+    sc = m.get("scaffolds") or {}
+    if not sc.get("scaffolds"):
+        return ""
+    return ("<h2 id='scaffolds'>Scaffolds head to head</h2><p class='muted'>Correctness, speed, steps, scaffold "
+            "turns, model tokens and the agent's wall time per episode; pairs: head-to-head record and, on tasks "
+            "both solved, median cost ratios.</p>" + _table(*scaffold_rows(sc), id_="scaffold-table")
+            + _table(*pair_rows(sc), id_="scaffold-pairs"))
 
 
 def write_report(out_dir: str | os.PathLike) -> list[Path]:

@@ -13,6 +13,7 @@ explains the workers and resuming.
 
 from __future__ import annotations
 
+import collections
 import multiprocessing as mp
 import os
 import queue
@@ -35,7 +36,18 @@ from codegym.rollout.ray_collect import run_jobs_ray
 from codegym.rollout.records import Trajectory, append_jsonl, read_jsonl, repair_jsonl
 
 # the jobs and the one-episode player are re-exported: they were first defined here
-__all__ = ["collect", "EpisodeJob", "play_episode", "make_jobs", "group_id_for", "episode_seed", "copy_agent"]
+__all__ = ["collect", "Collected", "EpisodeJob", "play_episode", "make_jobs", "group_id_for", "episode_seed",
+           "copy_agent"]
+
+
+class Collected(list):
+    """What `collect` returns: the trajectories (a list), and `stats` -- ``episodes``
+    collected, ``infra_retries`` (episodes replayed because the judge failed), and
+    ``no_sample`` (episodes dropped: the infrastructure failed every replay)."""
+
+    def __init__(self, items=(), stats: dict | None = None):
+        super().__init__(items)
+        self.stats: dict = dict(stats or {})
 
 
 # --------------------------------------------------------------------------- envs and tasks
@@ -97,19 +109,40 @@ def _env_factory(env_id_or_env: Any, env_kwargs: dict[str, Any]) -> tuple[Callab
         return None, raw_id, None  # type: ignore[return-value]
     fork = getattr(env.unwrapped, "fork", None)
     if callable(fork):
-        return fork, raw_id, raw
+        return _with_suite_defaults(env, fork), raw_id, raw
     if raw is not None:
         return (lambda: gym.make(raw)), raw_id, raw
     return None, raw_id, None  # type: ignore[return-value]
 
 
 def _only_bookkeeping_wrappers(env: Any) -> bool:
-    """True when `env`'s wrappers are only those gym.make adds (checker, order enforcing)."""
+    """True when `env`'s wrappers are only those gym.make adds (checker, order enforcing, and
+    the suite's default reward, which `_with_suite_defaults` puts on a copy again)."""
     while isinstance(env, gym.Wrapper):
-        if not isinstance(env, (OrderEnforcing, PassiveEnvChecker)):
+        if not (isinstance(env, (OrderEnforcing, PassiveEnvChecker)) or getattr(env, "suite_default", False)):
             return False
         env = env.env
     return True
+
+
+def _with_suite_defaults(env: Any, fork: Callable[[], gym.Env]) -> Callable[[], gym.Env]:
+    """`fork` (a copy of the unwrapped env), wrapped again in `env`'s suite-default reward
+    wrappers, with their arguments (innermost first)."""
+    defaults = []
+    while isinstance(env, gym.Wrapper):
+        if getattr(env, "suite_default", False):
+            defaults.append(env)
+        env = env.env
+    if not defaults:
+        return fork
+
+    def make() -> gym.Env:
+        copy = fork()
+        for w in reversed(defaults):
+            copy = type(w)(copy, **{k: v for k, v in w._saved_kwargs.items() if k != "env"})
+            copy.suite_default = True
+        return copy
+    return make
 
 
 class _Sink:
@@ -127,14 +160,23 @@ class _Sink:
         self.closed = False
         self._fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if out else None
         self._rewards: list[float] = []
+        self.stats: collections.Counter = collections.Counter()
+        self.skipped: set[str] = set()  # episodes that are no sample (see `play_episode`)
 
     def __call__(self, traj: Trajectory) -> None:
         with self.lock:
             if self.closed:
                 return  # interrupted: results arriving after the stop are not recorded
             key = traj.episode_key
-            if key not in self.wanted or key in self.done:
+            if key not in self.wanted or key in self.done or key in self.skipped:
                 return  # a retried duplicate (e.g. Ray) is recorded once
+            self.stats["infra_retries"] += int(traj.metadata.get("infra_retries") or 0)
+            if traj.metadata.get("no_sample"):  # the judge failed every replay: not a sample
+                self.stats["no_sample"] += 1
+                self.skipped.add(key)
+                if self.bar is not None:
+                    self.bar.update(self.task_ref, advance=1)
+                return
             if self._fd is not None:
                 append_jsonl(self._fd, traj)
             self.done[key] = traj
@@ -294,7 +336,8 @@ def collect(env_id_or_env: str | gym.Env | Sequence[gym.Env], agent: Any, tasks:
             num_envs: int = 1, seed: int = 0, out: str | Path | None = None,
             env_kwargs: dict[str, Any] | None = None, progress: bool = True, backend: str = "local",
             max_episodes: int | None = None, workers: str = "thread") -> list[Trajectory]:
-    """Play `group_size` episodes of each task; returns them ordered by (group, sample index).
+    """Play `group_size` episodes of each task; returns them ordered by (group, sample index)
+    (a `Collected` list: its `stats` count the episodes the infrastructure made replay or drop).
 
     Args:
         env_id_or_env: a registered id (``"codegym/Suite-v0"``), an env made with
@@ -367,10 +410,12 @@ def collect(env_id_or_env: str | gym.Env | Sequence[gym.Env], agent: Any, tasks:
                          env_id, sink)
             finally:
                 sink.close()
-        missing = [k for k in keys if k not in sink.done]
+        missing = [k for k in keys if k not in sink.done and k not in sink.skipped]
         if missing:
             raise RuntimeError(f"{len(missing)} episode(s) were not collected (e.g. {missing[0]})")
-        return [sink.done[k] for k in keys]
+        done = [sink.done[k] for k in keys if k in sink.done]
+        return Collected(done, {"episodes": len(done), "infra_retries": sink.stats["infra_retries"],
+                                "no_sample": sink.stats["no_sample"]})
     finally:
         if own_first:
             first_env.close()

@@ -115,11 +115,33 @@ def _make_step(index: int, t: Transition, pre_files: Any) -> Step:
     )
 
 
-def play_episode(env: gym.Env, agent: Any, job: EpisodeJob, env_id: str | None = None) -> Trajectory:
+#: replays of an episode whose final judge report was a sandbox_error (not a verdict)
+INFRA_RETRIES = 2
+
+
+def play_episode(env: gym.Env, agent: Any, job: EpisodeJob, env_id: str | None = None,
+                 infra_retries: int = INFRA_RETRIES) -> Trajectory:
     """Play `job` on `env` with `agent` and return its `Trajectory`.
 
     The env is reset with ``seed=job.seed`` and ``options={"task_id": job.task_id}``;
-    the agent with ``reset(task=env.unwrapped.task, seed=job.seed)``."""
+    the agent with ``reset(task=env.unwrapped.task, seed=job.seed)``. An episode whose
+    final verdict is ``sandbox_error`` (the infrastructure failed, not the program) is
+    played again, up to `infra_retries` times; ``metadata["infra_retries"]`` counts the
+    replays (when any) and ``metadata["no_sample"]`` is True when every play failed so (collect
+    then drops it: it is no sample, see docs/rollout.md)."""
+    replays = 0
+    traj = _play_once(env, agent, job, env_id)
+    while traj.verdict == "sandbox_error" and replays < max(0, int(infra_retries)):
+        replays += 1
+        traj = _play_once(env, agent, job, env_id)
+    if replays:
+        traj.metadata["infra_retries"] = replays
+    if traj.verdict == "sandbox_error":
+        traj.metadata["no_sample"] = True
+    return traj
+
+
+def _play_once(env: gym.Env, agent: Any, job: EpisodeJob, env_id: str | None) -> Trajectory:
     t0 = time.perf_counter()
 
     def check(info: dict[str, Any]) -> None:

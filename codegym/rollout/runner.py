@@ -65,6 +65,10 @@ def run_episode(env: gym.Env, agent: Any, seed: int | None = None,
     mutation = getattr(agent, "last_mutation", None)
     if mutation:
         record["mutation"] = dict(mutation)
+    # what the episode-deciding reward wrappers saw (staged: stage, times, bound; timed: speedup ...)
+    details = {k: last_info[k] for k in ("staged", "timing") if isinstance(last_info.get(k), dict)}
+    if details:
+        record["reward_details"] = details
     return jsonable(record)
 
 

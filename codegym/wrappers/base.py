@@ -4,18 +4,21 @@
 episode (`is_final`), reads that report from ``info["judge"]`` together with the final
 files, judges the perf split when the report does not cover it (`check_perf_split`,
 `merge_reports`), times the scoring, and writes the details to ``info[info_key]`` and the
-reward to ``info["reward_components"][component]`` (`set_component`). A subclass says
+reward to ``info["reward_components"][component]`` (`set_component`). `ShallowSpec` is the
+spec every codegym wrapper gives (the env's kwargs are not deep-copied). A subclass says
 how a `FinalProgram` is scored (`score_program`). docs/rewards.md describes the rewards.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
+from gymnasium.envs.registration import EnvSpec, WrapperSpec
 
 from codegym.judge.run import judge
 
@@ -80,6 +83,30 @@ def merge_reports(hidden: Mapping[str, Any], perf: Mapping[str, Any] | None) -> 
     return out
 
 
+class ShallowSpec(gym.Wrapper):
+    """A wrapper whose ``spec`` is built without deep-copying the env's keyword arguments.
+
+    Gymnasium's `Wrapper.spec` deep-copies the inner spec, which fails (and makes
+    ``gym.make`` fail) when the env was made with an object that cannot be copied, such
+    as a sandbox instance or a sampler. Here the spec is a new `EnvSpec` holding the same
+    kwargs (a shallow copy) and this wrapper's `WrapperSpec`: it rebuilds the same stack."""
+
+    @property
+    def spec(self) -> EnvSpec | None:
+        if self._cached_spec is not None:
+            return self._cached_spec
+        inner = self.env.spec
+        if inner is None:
+            return None
+        saved = getattr(self, "_saved_kwargs", None)
+        kwargs = None if saved is None else {k: v for k, v in saved.items() if k != "env"}
+        mine = WrapperSpec(name=self.class_name(), entry_point=f"{type(self).__module__}:{type(self).__name__}",
+                           kwargs=kwargs)
+        self._cached_spec = dataclasses.replace(inner, kwargs=dict(inner.kwargs),
+                                                additional_wrappers=(*inner.additional_wrappers, mine))
+        return self._cached_spec
+
+
 @dataclass
 class FinalProgram:
     """What a final step judged: the task, the final files and their language, and the
@@ -97,31 +124,44 @@ class FinalProgram:
         return self.report.get("verdict") == "accepted"
 
 
-class FinalReward(gym.Wrapper):
+class FinalReward(ShallowSpec):
     """Base of the rewards given when the episode is judged; earlier steps pass through.
 
     A subclass sets `info_key` (``info[info_key]`` holds its details) and `component` (its
     name in ``info["reward_components"]``) and implements `score_program`; `score(info)`
     gives (reward, details) of a final step's info, ``details["elapsed_s"]`` the seconds
     the scoring took (the perf split's judging included). With `check_perf`, an accepted
-    program is judged on the perf split too, unless the env judged it.
+    program is judged on the perf split too, unless the env judged it. Wrapped around an
+    env whose suite default (`suite_default`) is an episode-deciding reward, it replaces
+    that one, which then passes the reward through (`replaced_by`).
     """
 
     info_key: str = ""
     component: str = ""
+    #: set on the wrappers a suite's declared default reward applied (`codegym.wrappers.config`)
+    suite_default: bool = False
 
     def __init__(self, env: gym.Env, check_perf: bool = True):
         gym.Wrapper.__init__(self, env)
         self.check_perf = check_perf
+        #: the outer episode-deciding reward that replaces this suite default (then it passes through)
+        self.replaced_by: str | None = None
+        inner = env
+        while isinstance(inner, gym.Wrapper):  # a reward stacked on a suite default replaces it
+            if isinstance(inner, FinalReward) and inner.suite_default and inner.replaced_by is None:
+                inner.replaced_by = type(self).__name__
+            inner = inner.env
 
     def step(self, action):
         obs, reward, terminated, truncated, info = self.env.step(action)
-        if not is_final(info):
+        if not is_final(info) or self.replaced_by is not None:
             return obs, reward, terminated, truncated, info
         info = dict(info)
         reward, details = self.score(info)
         info[self.info_key] = details
         set_component(info, self.component, reward)
+        if info["judge"].get("verdict") == "sandbox_error":
+            info["no_sample"] = True  # not a verdict: collect retries the episode, then drops it
         return obs, reward, terminated, truncated, info
 
     def score(self, info: Mapping[str, Any]) -> tuple[float, dict]:
@@ -148,5 +188,5 @@ class FinalReward(gym.Wrapper):
         raise NotImplementedError
 
 
-__all__ = ["FinalReward", "FinalProgram", "is_final", "set_component", "perf_cases_judged",
+__all__ = ["FinalReward", "FinalProgram", "ShallowSpec", "is_final", "set_component", "perf_cases_judged",
            "check_perf_split", "merge_reports", "failed_report", "JUDGE_FAILED"]

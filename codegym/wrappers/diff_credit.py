@@ -21,6 +21,8 @@ from typing import Any
 
 import gymnasium as gym
 
+from codegym.wrappers.base import ShallowSpec
+
 #: fields of a `codegym.edits.units.DiffUnit` (dict) kept per unit
 UNIT_FIELDS = ("signature", "span", "scope", "n_lines", "kind", "path", "hunk", "granularity")
 
@@ -85,7 +87,7 @@ def returns_to_go(rewards: Sequence[float], gamma: float = 1.0) -> list[float]:
     return out
 
 
-class DiffCredit(gym.Wrapper, gym.utils.RecordConstructorArgs):
+class DiffCredit(ShallowSpec, gym.utils.RecordConstructorArgs):
     """Record each step's diff units and, at the episode's end, their returns-to-go.
 
     At every step the units of ``info["diff_units"]`` (signature, span, scope, n_lines,

@@ -3,7 +3,8 @@
 This module owns:
 
 - `ProgressShaping`: potential-based shaping ``F = gamma * Phi(s') - Phi(s)`` with
-  ``Phi`` = the public tests' pass fraction of the workspace (policy-invariant).
+  ``Phi`` = the public tests' pass fraction of the workspace relative to the start's
+  (policy-invariant; the shaped return equals the unshaped one).
 - `FormatPenalty`: a penalty for actions that cannot be parsed or applied (``info["error"]``).
 - `DiffSizePenalty`: a penalty for churn (lines changed beyond a free budget), for edits
   outside allowed files, and protected paths (edits to them are refused by the env's
@@ -24,7 +25,7 @@ from typing import Any
 import gymnasium as gym
 
 from codegym.judge.run import judge
-from codegym.wrappers.base import set_component
+from codegym.wrappers.base import ShallowSpec, set_component
 
 #: prefix CodeEnv gives errors of edits that parsed but could not be applied
 APPLY_ERROR_PREFIX = "the edit was not applied"
@@ -70,15 +71,19 @@ def _matches(path: str, patterns: Sequence[str]) -> str | None:
 # =========================================================================== progress shaping
 
 
-class ProgressShaping(gym.Wrapper, gym.utils.RecordConstructorArgs):
+class ProgressShaping(ShallowSpec, gym.utils.RecordConstructorArgs):
     """Potential-based shaping with the public tests' pass fraction as the potential.
 
-    Adds to every step's reward ``F = weight * (gamma * Phi(s') - Phi(s))``, ``Phi(s)`` the
-    fraction of the task's public tests the workspace passes (0 without public tests) and
-    ``Phi = 0`` at the end of the episode: policy-invariant (docs/rewards.md). Use the
-    learner's discount as ``gamma``. ``Phi`` comes from ``info["judge"]`` when the env
-    judged every public case on this step, else the public split is judged here in full
-    (cached by the files' content). ``info["potential"]`` holds ``Phi(s')``,
+    Adds to every step's reward ``F = weight * (gamma * Phi(s') - Phi(s))`` with
+    ``Phi(s) = P(s) - P(s_0)``, ``P(s)`` the fraction of the task's public tests the
+    workspace passes (0 without public tests), and ``Phi = 0`` at the end of the episode:
+    policy-invariant, and the shaped discounted return equals the unshaped one
+    (``sum gamma^t F_t = gamma^T Phi(s_T) - Phi(s_0) = 0``), so shaping never turns an
+    accepted submission's return into 0 or less, whatever the starter passed
+    (docs/rewards.md). Use the learner's discount as ``gamma``. ``P`` comes from
+    ``info["judge"]`` when the env judged every public case on this step, else the public
+    split is judged here in full (cached by the files' content). ``info["potential"]``
+    holds ``Phi(s')``, ``info["public_fraction"]`` ``P(s')``,
     ``info["reward_components"]["progress_shaping"]`` F.
 
     Example:
@@ -102,6 +107,7 @@ class ProgressShaping(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.gamma = float(gamma)
         self.weight = float(weight)
         self.potential = 0.0
+        self.start_fraction = 0.0
         self._cache: dict[str, float] = {}
 
     def _files_key(self, files: Mapping[str, Any]) -> str:
@@ -111,7 +117,7 @@ class ProgressShaping(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
     def phi(self, files: Mapping[str, Any], report: Mapping[str, Any] | None = None) -> float:
-        """The potential of a workspace: its public pass fraction."""
+        """A workspace's public pass fraction ``P`` (the potential is ``P - P(s_0)``)."""
         base = self.env.unwrapped
         task = base.task
         if not task.cases("public"):
@@ -134,23 +140,28 @@ class ProgressShaping(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         obs, info = self.env.reset(seed=seed, options=options)
-        self.potential = self.phi(self.env.unwrapped.workspace.files)
+        self.start_fraction = self.phi(self.env.unwrapped.workspace.files)
+        self.potential = 0.0
         info = dict(info)
         info["potential"] = self.potential
+        info["public_fraction"] = self.start_fraction
         return obs, info
 
     def step(self, action):
         obs, reward, terminated, truncated, info = self.env.step(action)
         info = dict(info)
         if terminated or truncated:
-            new = 0.0
+            new, fraction = 0.0, None
         elif not info.get("diff") and not info.get("judge"):
             new = self.potential  # nothing changed: same state, same potential
+            fraction = new + self.start_fraction
         else:
-            new = self.phi(self.env.unwrapped.workspace.files, info.get("judge"))
+            fraction = self.phi(self.env.unwrapped.workspace.files, info.get("judge"))
+            new = fraction - self.start_fraction
         f = self.weight * (self.gamma * new - self.potential)
         self.potential = new
         info["potential"] = new
+        info["public_fraction"] = fraction
         set_component(info, "progress_shaping", f)
         return obs, float(reward) + f, terminated, truncated, info
 
@@ -158,7 +169,7 @@ class ProgressShaping(gym.Wrapper, gym.utils.RecordConstructorArgs):
 # =========================================================================== format penalty
 
 
-class FormatPenalty(gym.Wrapper, gym.utils.RecordConstructorArgs):
+class FormatPenalty(ShallowSpec, gym.utils.RecordConstructorArgs):
     """Subtract a penalty for an action that could not be used (``info["error"]`` set).
 
     ``penalty`` applies to text that does not parse into edits; ``apply_penalty`` (default:
@@ -198,7 +209,7 @@ class FormatPenalty(gym.Wrapper, gym.utils.RecordConstructorArgs):
 # =========================================================================== diff size / paths
 
 
-class DiffSizePenalty(gym.Wrapper, gym.utils.RecordConstructorArgs):
+class DiffSizePenalty(ShallowSpec, gym.utils.RecordConstructorArgs):
     """Penalise churn beyond a free budget, edits outside allowed files, and protect paths.
 
     An episode pays ``min(max_penalty, per_line * max(0, lines - free_lines))`` for the

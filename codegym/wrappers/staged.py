@@ -5,20 +5,22 @@ This module owns the staged reward: `StageValues` (the configurable values and w
 improvement ``I = (t_baseline - t) / (t_baseline - t_reference)`` from the baseline toward
 the reference), `staged_reward(...)` (the formula, a pure function of a report and times)
 and the `StagedReward` wrapper that applies it to the episode's final judge report, with
-the measurements of `codegym.wrappers.measure`. docs/rewards.md has the table of values.
+the measurements of `codegym.wrappers.measure` (stopped at `codegym.wrappers.bound`).
+docs/rewards.md has the table of values.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import gymnasium as gym
 
 from codegym.judge.perf import Unscorable, perf_workload
 from codegym.wrappers.base import JUDGE_FAILED, FinalProgram, FinalReward, failed_report
+from codegym.wrappers.bound import BoundReached, baseline_bound, bound_failure, bounded_workload, probe
 from codegym.wrappers.measure import (
     TimedRunFailed,
     TimingSettings,
@@ -79,6 +81,8 @@ class StageValues:
             raise ValueError("speed_weight and bonus must be >= 0")
         if not self.bonus_speedup > 1:
             raise ValueError("bonus_speedup must be > 1")
+        if self.sandbox_error < self.no_code:  # an infrastructure fault is never charged to the program
+            raise ValueError("sandbox_error must be >= no_code (a judge failure is not a verdict)")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -179,6 +183,9 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
     expert reference, clipped to [0, 1], with a bonus beyond the reference. Every value of
     the table in docs/rewards.md is a constructor argument; the page also says where the
     times come from (``runtimes``: recorded or measured) and how ``noise_gate`` works.
+    A candidate whose timed runs reach ``slow_bound`` times the baseline's calibrated
+    time is stopped there and earns ``correct`` (``info["staged"]["bound"]``; None: no
+    bound).
 
     ``info["staged"]``: stage, fraction, improvement, times (t, t_baseline, t_reference,
     unit, source), scorable, reason. ``info["reward_components"]["staged"]``: the reward.
@@ -202,9 +209,11 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
                  bonus_speedup: float = 2.0, sandbox_error: float = 0.0, timed: bool = True,
                  runtimes: str = "auto", metric: str | None = None, repeats: int = 5, warmups: int = 1,
                  min_of: int = 1, budget_s: float = 60.0, noise_gate: bool = True,
-                 check_perf: bool = True):
+                 check_perf: bool = True, slow_bound: float | None = 1.0):
         if runtimes not in RUNTIME_SOURCES:
             raise ValueError(f"runtimes must be one of {RUNTIME_SOURCES}, not {runtimes!r}")
+        if slow_bound is not None and not slow_bound > 0:
+            raise ValueError("slow_bound must be > 0 (a factor of the baseline's time) or None")
         values = StageValues(no_code=no_code, compile_error=compile_error, runtime_error=runtime_error,
                              wrong_answer=wrong_answer, wrong_answer_weight=wrong_answer_weight,
                              correct=correct, speed_weight=speed_weight, bonus=bonus,
@@ -212,8 +221,9 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
         gym.utils.RecordConstructorArgs.__init__(
             self, **values.to_dict(), timed=timed, runtimes=runtimes, metric=metric, repeats=repeats,
             warmups=warmups, min_of=min_of, budget_s=budget_s, noise_gate=noise_gate,
-            check_perf=check_perf)
+            check_perf=check_perf, slow_bound=slow_bound)
         FinalReward.__init__(self, env, check_perf=check_perf)
+        self.slow_bound = None if slow_bound is None else float(slow_bound)
         self.values = values
         self.timed = timed
         self.runtimes = runtimes
@@ -224,10 +234,13 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
     def score_program(self, program: FinalProgram) -> tuple[float, dict]:
         """(reward, info["staged"]) of the judged program."""
         report = program.report
-        times, reason, failed_run = None, "", None
+        times, reason, failed_run, stopped = None, "", None, None
         if program.accepted and self.timed:
             try:
-                times = self.times(program.task, report, program.files, program.language)
+                times = self.times(program.task, report, program.files, program.language, program.perf)
+            except BoundReached as e:  # no faster than the baseline: the baseline's score
+                stopped = e
+                times = self.baseline_times(program.task, e)
             except TimedRunFailed as e:  # a timed run answered wrongly: that case failed
                 failed_run = str(e)
                 total = int(report.get("total") or 0)
@@ -238,14 +251,19 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
         reward, details = staged_reward(report, times, self.values, self.noise_gate)
         if failed_run:
             details["timed_run_failed"] = failed_run
+        if stopped is not None:
+            details["bound"] = stopped.details()
         details["times"] = times.to_dict() if times is not None else None
         details["scorable"] = details["stage"] != "sandbox_error" and not reason
         details["reason"] = reason or (JUDGE_FAILED if details["stage"] == "sandbox_error" else "")
         details["reward"] = reward
         return reward, details
 
-    def times(self, task, report: Mapping[str, Any], files, language: str) -> PerfTimes:
-        """The candidate's, baseline's and reference's times in one unit (docs/rewards.md)."""
+    def times(self, task, report: Mapping[str, Any], files, language: str,
+              perf_report: Mapping[str, Any] | None = None) -> PerfTimes:
+        """The candidate's, baseline's and reference's times in one unit (docs/rewards.md).
+
+        Raises `BoundReached` when the candidate's timed runs reach the slow bound."""
         sb = self.env.unwrapped.sandbox
         metric = self.settings.metric_for(task)
         b, r = baseline_name(task), reference_name(task)
@@ -253,7 +271,7 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
             raise Unscorable(f"task {task.id} has no reference solution")
         cand = report.get("timing")
         if not (isinstance(cand, Mapping) and cand.get("ok") and cand.get("metric") == metric):
-            cand = measure_workload(sb, perf_workload(task, files, language, sb), self.settings, metric)
+            cand = self._measure_candidate(task, files, language, metric, perf_report)
         rt, cal = recorded_runtimes(task, metric)
         use_recorded = self.runtimes == "recorded" or (self.runtimes == "auto" and b in rt and r in rt)
         if use_recorded:
@@ -278,6 +296,44 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
                          t_reference=measurement_value(mr, unit), unit=unit, source="measured",
                          noise=relative_noise(cand), noise_baseline=relative_noise(mb),
                          noise_reference=relative_noise(mr))
+
+
+    def _measure_candidate(self, task, files, language: str, metric: str,
+                           perf_report: Mapping[str, Any] | None):
+        """The candidate's measurement on the perf split, stopped at the slow bound: a probe
+        pass first (its warm-up), then the measurement with every run capped."""
+        sb = self.env.unwrapped.sandbox
+        wl = perf_workload(task, files, language, sb)
+        bound = baseline_bound(task, sb, self.settings, self.slow_bound)
+        if bound is None:
+            return measure_workload(sb, wl, self.settings, metric)
+        probe(sb, wl, bound, metric, perf_report)
+        capped = bounded_workload(wl, bound)
+        settings = replace(self.settings, warmups=max(0, self.settings.warmups - 1))
+        try:
+            return measure_workload(sb, capped, settings, metric)
+        except TimedRunFailed as e:
+            stopped = bound_failure(bound, wl, capped, e)
+            if stopped is None:
+                raise
+            raise stopped from e
+
+    def baseline_times(self, task, stopped: BoundReached) -> PerfTimes:
+        """The times of a candidate stopped at the slow bound, in the bound's seconds: what it
+        had spent (at least the baseline's time, so the improvement is 0 and it earns the
+        baseline's score), the baseline's, and the reference's by the recorded ratio (the
+        baseline's when none is recorded); ``source`` says where the baseline's came from."""
+        b = stopped.bound
+        return PerfTimes(t=max(b.baseline_s, stopped.spent_s), t_baseline=b.baseline_s,
+                         t_reference=b.baseline_s / max(1.0, _recorded_ratio(task, b.metric)), unit="s",
+                         source=b.source)
+
+
+def _recorded_ratio(task, metric: str) -> float:
+    """t_baseline / t_reference from the task's recorded runtimes (1 when unknown)."""
+    rt, _ = recorded_runtimes(task, metric)
+    tb, tr = rt.get(baseline_name(task)), rt.get(reference_name(task) or "")
+    return tb / tr if tb and tr else 1.0
 
 
 __all__ = ["StagedReward", "StageValues", "PerfTimes", "classify", "improvement", "staged_reward",

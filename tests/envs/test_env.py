@@ -103,7 +103,7 @@ def test_oracle_episode_accepted_with_diff_units_and_spans():
 
 
 def test_baseline_submits_starter_and_mutants_get_implied_verdicts():
-    env = _env(suite="perfcode", early_exit=True)
+    env = _env(suite="perfcode", early_exit=True, reward="pass_fraction")  # verdicts, untimed
     tid = "perfcode/c-seen-before"
     rec = run_episode(env, BaselineAgent(), options={"task_id": tid})
     assert rec["verdict"] == "accepted"
@@ -175,7 +175,7 @@ def test_same_change_four_formats_same_workspace_and_diff():
 def test_replay_agent_replays(tmp_path):
     path = tmp_path / "r.jsonl"
     path.write_text(json.dumps({"task_id": "perfcode/py-range-count", "actions": ["nothing", "submit"]}) + "\n")
-    env = _env(suite="perfcode")
+    env = _env(suite="perfcode", reward="pass_fraction")  # verdicts, untimed
     rec = run_episode(env, ReplayAgent(path), options={"task_id": "perfcode/py-range-count"})
     assert [s["action"] for s in rec["steps"]] == ["nothing", "submit"]
     assert rec["verdict"] == "accepted"  # the starter is correct
@@ -213,7 +213,7 @@ def test_protected_paths_are_refused_with_feedback():
 
 
 def test_baseline_and_oracle_use_named_solutions_on_dmcoptim():
-    env = gym.make("codegym/DMCOptim-v0", early_exit=True)
+    env = gym.make("codegym/DMCOptim-v0", early_exit=True, reward="pass_fraction")  # verdicts, untimed
     tid = "dmcoptim/ledger-target"
     task = env.unwrapped._by_id[tid]
     base = run_episode(env, BaselineAgent(), options={"task_id": tid})

@@ -142,23 +142,48 @@ def test_plan_gives_every_agent_the_same_tasks_and_seeds(tmp_path):
 # --------------------------------------------------------------------------- end to end
 
 
+#: ``codegym eval`` held after its k-th stored episode (argv: k, a file to create then, the
+#: command's arguments): the parent kills it there, however fast or slow the machine is
+HELD_EVAL = """\
+import sys, threading
+from codegym.evaluation import store
+from codegym.cli.eval import main
+
+k, ready = int(sys.argv[1]), sys.argv[2]
+stored = 0
+append = store.ResultStore.append
+
+def held_append(self, record):
+    global stored
+    append(self, record)
+    if self.path.name == "results.jsonl":
+        stored += 1
+        if stored >= k:
+            open(ready, "a").close()
+            threading.Event().wait()   # until the parent kills the run
+
+store.ResultStore.append = held_append
+sys.exit(main(sys.argv[3:]))
+"""
+
+
 def test_interrupted_then_resumed_run_equals_an_uninterrupted_one(tmp_path, uninterrupted):
     cfg = _write(tmp_path, CONFIG)
     out = tmp_path / "out"
     results = out / "results.jsonl"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen([sys.executable, "-m", "codegym.cli.eval", "eval", str(cfg), "--out", str(out),
-                             "-q"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     k = 6
-    deadline = time.monotonic() + 240
-    lines = 0
+    ready = tmp_path / "held"
+    script = tmp_path / "held_eval.py"
+    script.write_text(HELD_EVAL)
+    proc = subprocess.Popen([sys.executable, str(script), str(k), str(ready), "eval", str(cfg), "--out", str(out),
+                             "-q"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    guard = time.monotonic() + 600   # a hang guard only: the child holds itself at k episodes
     try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            lines = results.read_bytes().count(b"\n") if results.exists() else 0
-            if lines >= k:
-                proc.send_signal(signal.SIGKILL)  # no clean-up at all: the hardest interruption
-                break
+        while not ready.exists() and proc.poll() is None and time.monotonic() < guard:
             time.sleep(0.02)
+        if ready.exists():
+            proc.send_signal(signal.SIGKILL)  # no clean-up at all: the hardest interruption
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -218,20 +218,47 @@ def test_collect_from_env_instance_and_processes():
 # --------------------------------------------------------------------------- resume
 
 CHILD = textwrap.dedent("""
-    import sys, time
+    import os, signal, sys, threading
     from codegym.agents import MutantAgent
     from codegym.rollout import collect
 
-    class Slow(MutantAgent):
-        # same actions as MutantAgent (and the same name): only slower, so the parent
-        # can interrupt the run part-way
+    out, ready = sys.argv[1], sys.argv[2]
+    release = threading.Event()   # set when the parent interrupts the run (SIGINT)
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_sigint(signum, frame):
+        release.set()
+        return previous(signum, frame)   # the default handler: KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+
+    class Held(MutantAgent):
+        # same actions as MutantAgent (and the same name); once 3 episodes are on disk,
+        # every worker waits here until the parent interrupts the run, and the parent is
+        # told so (no deadline: the run is stopped part-way whatever the machine's load)
         def act(self, observation, info):
-            time.sleep(0.15)
+            if os.path.exists(out) and open(out, "rb").read().count(b"\\n") >= 3:
+                open(ready, "a").close()
+                release.wait()
             return super().act(observation, info)
 
-    collect("codegym/Suite-v0", Slow(kinds={kinds!r}, seed=5), group_size=3, num_envs=2, seed=11,
-            out=sys.argv[1], env_kwargs={{"suite": "examples"}}, progress=False)
+    collect("codegym/Suite-v0", Held(kinds={kinds!r}, seed=5), group_size=3, num_envs=2, seed=11,
+            out=out, env_kwargs={{"suite": "examples"}}, progress=False)
 """)
+
+
+def _wait_for(path: Path, proc: subprocess.Popen, guard_s: float = 600.0) -> None:
+    """Wait until `path` exists (the child is held part-way) or the child ends; `guard_s`
+    only turns a hang into a failure, it does not decide how far the child got."""
+    end = time.monotonic() + guard_s
+    while not path.exists():
+        if proc.poll() is not None:
+            _, err = proc.communicate()
+            pytest.fail(f"the child ended before it was held part-way (rc {proc.returncode}): {err[-2000:]!r}")
+        if time.monotonic() > end:
+            proc.kill()
+            pytest.fail(f"the child was not held part-way within {guard_s:.0f} s")
+        time.sleep(0.02)
 
 
 class CountingMutant(MutantAgent):
@@ -247,22 +274,14 @@ class CountingMutant(MutantAgent):
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
 def test_resume_after_interruption(tmp_path, sig):
     out = tmp_path / "resume.jsonl"
+    ready = tmp_path / "held"
     script = tmp_path / "child.py"
     script.write_text(CHILD.format(kinds=FAST_KINDS))
-    proc = subprocess.Popen([sys.executable, str(script), str(out)], env=repo_env(),
+    proc = subprocess.Popen([sys.executable, str(script), str(out), str(ready)], env=repo_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    lines = 0
-    while time.monotonic() < deadline and proc.poll() is None:
-        lines = out.read_bytes().count(b"\n") if out.exists() else 0
-        if lines >= 3:
-            break
-        time.sleep(0.02)
-    if proc.poll() is not None:
-        _, err = proc.communicate()
-        pytest.fail(f"the child finished before it could be interrupted (rc {proc.returncode}): {err[-2000:]!r}")
+    _wait_for(ready, proc)
     proc.send_signal(sig)
-    proc.communicate(timeout=60)
+    proc.communicate(timeout=120)
     done_before = out.read_bytes().count(b"\n")
     assert 3 <= done_before < 15
     # what an interrupted write leaves: half a line

@@ -111,12 +111,19 @@ def test_real_env_slow_submission_does_not_hold_back_the_fast_one():
         pool.reset_async(options={"task_id": task_id})
         infos = {i: info for i, (_, info) in pool.wait()}
         task = pool.env(0).unwrapped.task
-        # env 0's program sleeps in every test; env 1's is the plain reference
+        # env 0's program sleeps in every test, and env 0's judge waits until env 1's
+        # result has been taken (a gate, not a race against the clock: a pool that held
+        # the fast env back behind the slow one would never get there)
+        slow = pool.env(0).unwrapped
+        fast_taken = threading.Event()
+        judge_after_gate = slow._judge
+        slow._judge = lambda *a, **k: (fast_taken.wait(), judge_after_gate(*a, **k))[1]
         pool.step_async(0, _oracle_action(task, infos[0], sleep_s=1.5))
         pool.step_async(1, _oracle_action(task, infos[1]))
         (i, (obs, reward, terminated, _, info)), = pool.wait(k=1)
         assert i == 1 and terminated and reward == 1.0 and info["judge"]["verdict"] == "accepted"
         assert pool.in_flight == [0]
+        fast_taken.set()
         (j, (_, reward0, _, _, info0)), = pool.wait()
         assert j == 0 and reward0 == 1.0 and info0["judge"]["verdict"] == "accepted"
 
@@ -135,7 +142,9 @@ def unbatch(info: dict, i: int) -> dict:
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("suite", ["perfcode", "dmcoptim"])
 def test_make_vec_heavy_suites(suite, mode):
-    envs = gym.make_vec("codegym/Suite-v0", num_envs=2, vectorization_mode=mode, suite=suite)
+    # (the suites' correctness reward: their default, the staged reward, is timed)
+    envs = gym.make_vec("codegym/Suite-v0", num_envs=2, vectorization_mode=mode, suite=suite,
+                        reward="pass_fraction")
     try:
         assert isinstance(envs.single_observation_space, CodeText)
         obs, info = envs.reset(seed=[3, 4])
