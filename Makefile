@@ -32,7 +32,7 @@ install:
 	@# schema module imports on 3.11 from the wheel, which is only downloaded)
 	$(PIP) download -q harbor==0.26 --no-deps --python-version 3.12 --only-binary=:all: -d .cache/harbor
 
-# a representative sample in about two minutes on 2 cores; `make demo FULL=1` plays every task
+# a representative sample in well under three minutes on 2 cores; `make demo FULL=1` plays every task
 demo: install
 	$(PYTHON) -m codegym.cli.demo $(if $(FULL),--full,)
 

@@ -26,6 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from codegym.core.yamldoc import inside
+
 __all__ = ["ScaffoldBox", "ISOLATIONS", "BoxError", "CommandResult", "IGNORED_PARTS", "MAX_FILE_BYTES"]
 
 ISOLATIONS = ("none", "bwrap", "docker")
@@ -80,7 +82,7 @@ class ScaffoldBox:
         self.meta.mkdir()
         for rel, text in files.items():
             target = self.path / rel
-            if not _inside(target, self.path):
+            if not inside(target.resolve(), self.path.resolve()):
                 raise ValueError(f"workspace path escapes the box: {rel!r}")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
@@ -199,14 +201,6 @@ class ScaffoldBox:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root.resolve())
-        return True
-    except ValueError:
-        return False
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

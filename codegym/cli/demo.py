@@ -1,4 +1,4 @@
-"""`make demo` (``python -m codegym.cli.demo [--full]``): a three-minute tour of codegym.
+"""`make demo` (``python -m codegym.cli.demo [--full]``): a tour of codegym in well under three minutes.
 
 Validates the bundled suites, then plays a representative sample -- every family that
 runs on this machine, every language of its tasks -- with the oracle (expert reference),

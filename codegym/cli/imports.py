@@ -240,7 +240,8 @@ def cmd_leetcode_contest(args: argparse.Namespace) -> int:
     return _finish(args, report)
 
 
-def _env_pairs(pairs) -> dict[str, str]:
+def env_pairs(pairs) -> dict[str, str]:
+    """``--env NAME=VALUE`` options as a mapping (ValueError names a malformed one)."""
     out = {}
     for pair in pairs or ():
         key, sep, value = pair.partition("=")
@@ -255,7 +256,7 @@ def _cmd_import_swebench(args: argparse.Namespace) -> int:
         rep = import_swebench(args.file, args.out, suite=args.suite_name, ids=args.ids or None, limit=args.limit,
                               test_command=shlex.split(args.test_command) if args.test_command else None,
                               validate=not args.no_validate, repo_url=args.repo_url, install=args.install or None,
-                              setup=args.setup or (), env=_env_pairs(args.env), image=args.image)
+                              setup=args.setup or (), env=env_pairs(args.env), image=args.image)
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -18,6 +18,7 @@ import json
 import shlex
 import sys
 
+from codegym.cli.imports import env_pairs
 from codegym.importers.mine import mine_repository
 from codegym.importers.minepack import pack_suite
 from codegym.importers.swebench import PYTEST_COMMAND
@@ -62,21 +63,11 @@ def register_tasks(tasks_sub) -> None:
     k.set_defaults(func=cmd_pack)
 
 
-def _env_pairs(pairs) -> dict[str, str]:
-    out = {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--env wants NAME=VALUE, got {pair!r}")
-        out[key] = value
-    return out
-
-
 def cmd_mine(args: argparse.Namespace) -> int:
     try:
         rep = mine_repository(args.repo, args.out, name=args.name, since=args.since, until=args.until,
                               max_tasks=args.max, max_commits=args.max_commits, install=args.install,
-                              env=_env_pairs(args.env), licence=args.licence, runs=args.runs,
+                              env=env_pairs(args.env), licence=args.licence, runs=args.runs,
                               prefix=shlex.split(args.test_command) if args.test_command else PYTEST_COMMAND,
                               log=None if args.json else print)
     except (ValueError, OSError, RuntimeError) as e:

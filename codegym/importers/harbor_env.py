@@ -31,7 +31,7 @@ from typing import Any
 
 from codegym.sandbox.images import docker_client
 
-__all__ = ["HarborError", "HarborTask", "read_harbor_task", "find_task_folders", "inside", "read_text_inside",
+__all__ = ["HarborError", "HarborTask", "read_harbor_task", "find_task_folders", "exists_inside", "read_text_inside",
            "check_tree", "dockerfile_bases", "build_env_image",
            "build_judge_image", "run_trial", "TrialResult", "WORKDIR_DEFAULT", "REWARD_REPORTER"]
 
@@ -54,7 +54,7 @@ def _resolved_inside(root: Path, rel: str) -> Path:
     return p
 
 
-def inside(root: Path, rel: str) -> bool:
+def exists_inside(root: Path, rel: str) -> bool:
     """True when `rel` exists in `root` (HarborError when it resolves outside)."""
     return _resolved_inside(Path(root), rel).exists()
 
@@ -246,12 +246,13 @@ def read_harbor_task(folder: str | Path) -> HarborTask:
     except tomllib.TOMLDecodeError as e:
         raise HarborError(f"{root / 'task.toml'}: not TOML: {e}") from None
     text = read_text_inside(root, "instruction.md")
-    if not inside(root, "tests/test.sh"):
+    if not exists_inside(root, "tests/test.sh"):
         raise HarborError(f"{root}: no tests/test.sh (the verifier Harbor runs)")
     env_cfg = cfg.get("environment") or {}
     if not isinstance(env_cfg, dict):
         raise HarborError(f"{root / 'task.toml'}: environment: expected a table")
-    dockerfile = read_text_inside(root, "environment/Dockerfile") if inside(root, "environment/Dockerfile") else None
+    dockerfile = (read_text_inside(root, "environment/Dockerfile")
+                  if exists_inside(root, "environment/Dockerfile") else None)
     image = env_cfg.get("docker_image")
     if dockerfile is None and not image:
         raise HarborError(f"{root}: neither environment/Dockerfile nor [environment].docker_image")

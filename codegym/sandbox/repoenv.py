@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codegym.core.languages import python_path
-from codegym.sandbox.images import docker_client
+from codegym.sandbox.images import build_local, docker_client
 
 __all__ = ["EnvSpec", "PythonEnv", "EnvBuildError", "env_root", "build_env", "find_env", "env_image",
            "sandbox_binds", "ENV_FORMAT"]
@@ -277,13 +277,8 @@ def env_image(env: PythonEnv, base: str = "codegym/python:3.11", client=None) ->
             tf.add(str(env.path), arcname="env")
         buf.seek(0)
         try:
-            client.images.build(fileobj=buf, custom_context=True, tag=tag, pull=False, rm=True, forcerm=True,
-                                network_mode="none", labels={"codegym.task-image": "1"})
-        except docker.errors.BuildError as e:
-            tail = " | ".join(str(x.get("stream") or x.get("error") or "").strip()
-                              for x in list(e.build_log)[-4:] if isinstance(x, dict))
-            raise RuntimeError(f"docker build of {tag} failed: {e.msg}" + (f" ({tail})" if tail else "")) from None
-        except docker.errors.APIError as e:
-            raise RuntimeError(f"docker build of {tag} failed: {e.explanation or e}") from None
+            build_local(client, tag, fileobj=buf, custom_context=True, labels={"codegym.task-image": "1"})
+        except RuntimeError as e:
+            raise RuntimeError(f"{tag}: {e}") from None
         _IMAGES.add(tag)
     return tag

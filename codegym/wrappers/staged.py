@@ -30,6 +30,7 @@ from codegym.wrappers.measure import (
     recorded_runtimes,
     reference_name,
     relative_noise,
+    solution_files,
     solution_measurement,
 )
 
@@ -37,6 +38,10 @@ STAGES = ("no_code", "compile_error", "runtime_error", "wrong_answer", "correct"
 #: case statuses that mean "it ran but crashed or ran out of a resource"
 RUNTIME_STATUSES = frozenset({"runtime_error", "timeout", "memory_limit", "output_limit"})
 RUNTIME_SOURCES = ("auto", "recorded", "measured")
+#: a candidate whose recorded-time speedup over the baseline is below this is compared with
+#: the baseline measured now (docs/rewards.md, "Anchored to the baseline"): the calibration
+#: workload carries recorded times from machine to machine only to within ~1.1-1.4x
+ANCHOR_BELOW = 2.0
 
 
 @dataclass(frozen=True)
@@ -126,6 +131,8 @@ class PerfTimes:
     noise: float = 0.0
     noise_baseline: float = 0.0
     noise_reference: float = 0.0
+    #: recorded times rescaled by the baseline measured now: recorded / live baseline time
+    anchor: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -282,8 +289,11 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
             else:
                 unit, tb, tr = ("instructions" if metric == "instructions" else "s"), rt[b], rt[r]
             t = measurement_value(cand, unit)
-            return PerfTimes(t=t, t_baseline=tb, t_reference=tr, unit=unit, source="recorded",
-                             noise=relative_noise(cand))
+            times = PerfTimes(t=t, t_baseline=tb, t_reference=tr, unit=unit, source="recorded",
+                              noise=relative_noise(cand))
+            if unit == "normalized" and t and tb / t < ANCHOR_BELOW:
+                times = self._anchored(task, b, times)
+            return times
         mb = solution_measurement(task, b, sb, self.settings)
         mr = solution_measurement(task, r, sb, self.settings)
         if metric == "instructions":
@@ -297,6 +307,26 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
                          noise=relative_noise(cand), noise_baseline=relative_noise(mb),
                          noise_reference=relative_noise(mr))
 
+
+    def _anchored(self, task, baseline: str, times: PerfTimes) -> PerfTimes:
+        """`times` with the recorded baseline and reference times rescaled so that the
+        baseline's is the baseline measured now (their recorded ratio kept): a candidate
+        near the baseline is compared with a measurement of the same moment, not with a
+        recording carried over by the calibration workload. Unchanged when the baseline
+        cannot be measured."""
+        sb = self.env.unwrapped.sandbox
+        lang, files = solution_files(task, baseline)
+        try:
+            mb = measure_workload(sb, perf_workload(task, files, lang, sb), self.settings,
+                                  self.settings.metric_for(task), which=f"task's {baseline!r} solution")
+        except (Unscorable, TimedRunFailed):
+            return times
+        live = measurement_value(mb, "normalized")
+        if not live:
+            return times
+        scale = live / times.t_baseline
+        return replace(times, t_baseline=live, t_reference=times.t_reference * scale,
+                       noise_baseline=relative_noise(mb), anchor=1.0 / scale)
 
     def _measure_candidate(self, task, files, language: str, metric: str,
                            perf_report: Mapping[str, Any] | None):

@@ -218,3 +218,29 @@ def test_an_env_made_with_a_sandbox_object_keeps_its_default_reward():
                     tasks=["perfcode/py-sum-numbers", "perfcode/py-range-count"])
     assert [t.final_reward for t in trajs] == [pytest.approx(0.1)] * 2   # staged: a compile error
     env.close()
+
+
+def test_a_candidate_near_the_baseline_is_compared_with_the_baseline_measured_now(monkeypatch):
+    """Recorded times carried over by the calibration workload can be off by 1.1-1.4x on
+    another day: a recording 1.5x slower than this machine now would pay the unchanged
+    starter a false speedup. A candidate within ANCHOR_BELOW of the recorded baseline is
+    compared with the baseline measured now instead (the recorded ratio kept)."""
+    import codegym.wrappers.bound as bound_mod
+    import codegym.wrappers.staged as staged_mod
+
+    real = staged_mod.recorded_runtimes
+
+    def slower_recording(task, metric=None):
+        rt, cal = real(task, metric)
+        return {k: 1.5 * v for k, v in rt.items()}, cal
+
+    monkeypatch.setattr(staged_mod, "recorded_runtimes", slower_recording)
+    monkeypatch.setattr(bound_mod, "recorded_runtimes", slower_recording)
+    env = StagedReward(gym.make("codegym/PerfCode-v0", reward="pass_fraction"), slow_bound=None)
+    r_base, _, info = _play(env, BaselineAgent(), "perfcode/py-sum-numbers")
+    times = info["staged"]["times"]
+    assert times["source"] == "recorded" and 1.1 < times["anchor"] < 2.2, times
+    assert r_base < 0.66, info["staged"]                      # unanchored: about 0.6 + 0.4 * 0.35
+    r_oracle, _, info_o = _play(env, OracleAgent(), "perfcode/py-sum-numbers")
+    assert info_o["staged"]["times"]["anchor"] is None and r_oracle > 0.9   # far from the baseline
+    env.close()
