@@ -49,7 +49,7 @@ bench: install
 DEBIAN_VENV ?= .cache/venv-debian-python
 test-debian-python:
 	[ -x $(DEBIAN_VENV)/bin/python ] || /usr/bin/python3 -m venv $(DEBIAN_VENV)
-	$(DEBIAN_VENV)/bin/pip install -q -e . pytest pytest-timeout
+	$(DEBIAN_VENV)/bin/pip install -q -e '.[docker]' pytest pytest-timeout
 	$(DEBIAN_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/tasks/test_repo.py \
 		tests/judge/test_repo_grading.py tests/judge/test_repo_env.py tests/importers/test_swebench.py \
 		tests/envs/test_swe_env.py tests/tasks/test_swe_real.py tests/importers/test_swebench_real.py
