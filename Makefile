@@ -44,12 +44,15 @@ bench: install
 	$(PYTHON) benchmarks/sandbox_throughput.py
 	$(PYTHON) benchmarks/timing_noise.py
 
-# The repository-task tests under Debian's own interpreter (3.11.2, older than the pyenv
-# 3.11.7 the rest runs on: no tarfile filter=, ...), in a virtualenv made from it
+# The core tests (sandbox, judge, edits, tasks, env, wrappers) and the repository-task tests
+# under Debian's own interpreter (3.11.2, older than the pyenv 3.11.7 the rest runs on: no
+# tarfile filter=, ...), in a virtualenv made from it with the core dependencies only
 DEBIAN_VENV ?= .cache/venv-debian-python
 test-debian-python:
 	[ -x $(DEBIAN_VENV)/bin/python ] || /usr/bin/python3 -m venv $(DEBIAN_VENV)
 	$(DEBIAN_VENV)/bin/pip install -q -e '.[docker]' pytest pytest-timeout
-	$(DEBIAN_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/tasks/test_repo.py \
+	$(DEBIAN_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/sandbox/test_sandbox.py \
+		tests/judge/test_judge.py tests/edits tests/tasks/test_task.py tests/envs/test_env.py \
+		tests/wrappers/test_wrappers.py tests/tasks/test_repo.py \
 		tests/judge/test_repo_grading.py tests/judge/test_repo_env.py tests/importers/test_swebench.py \
 		tests/envs/test_swe_env.py tests/tasks/test_swe_real.py tests/importers/test_swebench_real.py
