@@ -131,7 +131,10 @@ def parse_yaml(text: str, display: str, caps: Caps = DEFAULT_CAPS) -> Parsed:
         if e.context and e.problem:
             problem = f"{e.context}: {e.problem}"
         kind = "YAML error" if isinstance(e, yaml.constructor.ConstructorError) else "YAML syntax error"
-        errors.append(DocError(display, line, "", f"{kind}: {problem}"))
+        if "maximum nesting depth" in problem:  # PyYAML >= 6.0.4's scanner met it before our cap
+            errors.append(DocError(display, line, "", f"nested deeper than {caps.depth} levels"))
+        else:
+            errors.append(DocError(display, line, "", f"{kind}: {problem}"))
     except yaml.reader.ReaderError as e:  # a character YAML does not allow (binary junk)
         line = text.encode("utf-8", "surrogatepass")[:max(0, e.position)].count(b"\n") + 1
         ch = e.character if isinstance(e.character, int) else ord(str(e.character)[:1] or "\0")
