@@ -36,6 +36,7 @@ from codegym.sandbox.buildcache import BuildCache, build_key, normalised
 from codegym.sandbox.classify import failure
 from codegym.sandbox.ray_board import StopBoard, StopView
 from codegym.sandbox.ray_worker import RemoteWorker, SandboxWorker, Shared
+from codegym.sandbox.raycluster import init_local
 from codegym.sandbox.types import Build, ExecResult, RunRequest, Sandbox
 
 #: failures that mean "the worker is gone", not "the call failed": the call is retried elsewhere
@@ -110,8 +111,7 @@ class RaySandbox(Sandbox):
             if address is not None:
                 ray.init(address=address, include_dashboard=False, log_to_driver=False)
             else:
-                ray.init(num_cpus=num_cpus or os.cpu_count() or 2, include_dashboard=False,
-                         log_to_driver=False)
+                init_local(num_cpus or os.cpu_count() or 2)
             self._owns_ray = True
         self.backend = backend
         self._backend_kw = dict(backend_kw or {})

@@ -27,14 +27,31 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LocalCluster", "ray_cli"]
+__all__ = ["LocalCluster", "ray_cli", "init_local", "SLOW_START"]
 
-_SLOW_START = "timed out during startup"
+#: what Ray says when its raylet missed Ray's fixed 30 s start-up wait (a loaded machine)
+SLOW_START = "timed out during startup"
 
 
 def ray_cli() -> str | None:
     """Path of the ``ray`` command (None when Ray's CLI is not installed)."""
     return shutil.which("ray")
+
+
+def init_local(num_cpus: int, attempts: int = 3, **init_kw: Any):
+    """``ray.init(num_cpus=...)`` of a new single-node cluster in this process, started again
+    when Ray's raylet missed its fixed 30 s start-up wait (a loaded machine), at most
+    `attempts` times."""
+    import ray  # noqa: PLC0415 -- optional dependency
+    init_kw.setdefault("include_dashboard", False)
+    init_kw.setdefault("log_to_driver", False)
+    for attempt in range(attempts):
+        try:
+            return ray.init(num_cpus=num_cpus, **init_kw)
+        except Exception as e:
+            if SLOW_START not in str(e) or attempt == attempts - 1:
+                raise
+            ray.shutdown()
 
 
 def _free_port() -> int:
@@ -93,7 +110,7 @@ class LocalCluster:
                            timeout=self.timeout_s)
         if r.returncode != 0:
             out = (r.stdout + r.stderr)[-3000:]
-            if _SLOW_START in out:  # Ray waits 30 s, hard-coded: a loaded machine's node comes up later
+            if SLOW_START in out:  # Ray waits 30 s, hard-coded: a loaded machine's node comes up later
                 return
             raise RuntimeError(f"ray start {' '.join(args)} failed ({r.returncode}):\n{out}")
 

@@ -25,6 +25,7 @@ from codegym import load_suite, load_task
 from codegym.core.limits import Limits
 from codegym.judge.run import judge
 from codegym.sandbox import make_sandbox
+from codegym.sandbox.raycluster import init_local
 
 try:
     import ray
@@ -44,14 +45,7 @@ def cluster():
         pytest.skip(_RAY_MISSING)
     started = not ray.is_initialized()
     if started:
-        for attempt in range(3):  # Ray gives its raylet a fixed 30 s to register: a loaded machine may need more
-            try:
-                ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-                break
-            except Exception as e:
-                if "timed out during startup" not in str(e) or attempt == 2:
-                    raise
-                ray.shutdown()
+        init_local(2)  # started again if its raylet misses Ray's 30 s wait (a loaded machine)
     yield
     if started:
         ray.shutdown()

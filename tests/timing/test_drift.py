@@ -18,19 +18,6 @@ PY_WORK = ("import sys\nn = int(sys.stdin.read() or 0)\ns = 0\n"
            "for i in range(n):\n    s += i * i % 7\nprint(s)\n")
 
 
-@pytest.fixture(scope="module")
-def sb():
-    try:
-        from codegym.sandbox import make_sandbox
-        s = make_sandbox("local")
-        r = s.execute("python", {"main.py": "print(1)"})
-    except Exception as e:  # pragma: no cover - depends on the machine
-        pytest.skip(f"local sandbox unavailable: {e}")
-    if r.status != "ok":
-        pytest.skip(f"local sandbox cannot run python: {r.status} {r.message}")
-    return s
-
-
 def test_a_probed_measurement_is_corrected_by_the_speed_its_probe_saw(sb):
     b = sb.build("python", {"main.py": PY_WORK})
     m = T.measure(sb, b, ["20000"], repeats=5, max_repeats=6, probe=True)

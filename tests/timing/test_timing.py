@@ -174,19 +174,6 @@ C_WORK = ("#include <stdio.h>\nint main(void){long n=0; if(scanf(\"%ld\",&n)!=1)
           " printf(\"%lu\\n\", s); return 0;}\n")
 
 
-@pytest.fixture(scope="module")
-def sb():
-    try:
-        from codegym.sandbox import make_sandbox
-        s = make_sandbox("local")
-        r = s.execute("python", {"main.py": "print(1)"})
-    except Exception as e:  # pragma: no cover - depends on the machine
-        pytest.skip(f"local sandbox unavailable: {e}")
-    if r.status != "ok":
-        pytest.skip(f"local sandbox cannot run python: {r.status} {r.message}")
-    return s
-
-
 def _c_build(sb, src=C_WORK):
     if shutil.which("gcc") is None:
         pytest.skip("gcc is not installed")
