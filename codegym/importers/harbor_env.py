@@ -161,7 +161,11 @@ def _extract_workdir(client: Any, tag: str, workdir: str, dest: Path) -> int:
             stream = []
         data = b"".join(stream)
     finally:
-        c.remove(force=True)
+        import docker.errors  # noqa: PLC0415 -- optional dependency (codegym[docker])
+        try:
+            c.remove(force=True)
+        except docker.errors.APIError:  # already gone, or its auto-removal under way
+            pass
     dest.mkdir(parents=True, exist_ok=True)
     n = 0
     if not data:
@@ -312,7 +316,10 @@ def run_trial(folder: str | Path, solve: bool = True, files: dict[str, str] | No
     ht = read_harbor_task(folder)
     client = client or _client()
     tag, workdir = build_env_image(ht, client)
-    c = client.containers.run(tag, ["sleep", "infinity"], detach=True, network_mode="none",
+    # it lives no longer than the trial may (solve + verify): a trial whose owner died does not
+    # leave its container behind (auto-removed when the sleep ends)
+    life_s = int(1800 + ht.verifier_timeout_s + 60)
+    c = client.containers.run(tag, ["sleep", str(life_s)], detach=True, network_mode="none", auto_remove=True,
                               labels={"codegym.harbor": "trial"}, mem_limit=f"{max(512, ht.memory_mb)}m")
     try:
         res = TrialResult(None)
@@ -348,4 +355,8 @@ def run_trial(folder: str | Path, solve: bool = True, files: dict[str, str] | No
             res.rewards = {"reward": res.reward}
         return res
     finally:
-        c.remove(force=True)
+        import docker.errors  # noqa: PLC0415 -- optional dependency (codegym[docker])
+        try:
+            c.remove(force=True)
+        except docker.errors.APIError:  # already gone, or its auto-removal under way
+            pass
