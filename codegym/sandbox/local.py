@@ -156,6 +156,7 @@ class ProcessSlot(Slot):
                # kill(-1) is only safe as a uid that belongs to this slot alone
                "kill_all": self.uid is not None, **_debug_cfg()}
         env = {"PATH": sb._sandbox_path, "HOME": tmp, "TMPDIR": tmp, "LANG": "C.UTF-8"}
+        self.shown_paths = ((box.encode(), b"/box"), (tmp.encode(), b"/tmp"))
         return [sb._python, "-I", "-S", "-c", BOOTSTRAP, json.dumps(cfg)], env, box
 
     def stop(self) -> None:

@@ -128,7 +128,7 @@ class ServerSandbox(Sandbox):
                 if hdr.get("dirty"):
                     slot.stop()  # could not wipe: start clean next time
                 try:
-                    return self._result(hdr, out, limits, phase, n_collect)
+                    return self._result(slot, hdr, out, limits, phase, n_collect)
                 except SlotBroken as e:
                     slot.stop()
                     last = str(e)
@@ -152,10 +152,10 @@ class ServerSandbox(Sandbox):
         self._count("program_broke_server")
         return failure("runtime_error", f"the program broke the sandbox supervisor ({e})", phase=phase)
 
-    def _result(self, hdr: dict, out: list[bytes], limits: Limits, phase: str,
+    def _result(self, slot: Slot, hdr: dict, out: list[bytes], limits: Limits, phase: str,
                 n_collect: int) -> tuple[ExecResult, list[tuple[str, bytes, int]]]:
         """Validate an answer (untrusted) and classify it; SlotBroken when malformed."""
-        res = answer_result(hdr, out, limits, phase)
+        res = answer_result(hdr, out, limits, phase, slot.shown_paths)
         with self._lock:
             self.stats["executions"] += 1
         return res, answer_files(hdr, out, n_collect)
@@ -255,7 +255,7 @@ class ServerSandbox(Sandbox):
             self._count("infra_faults")
             return None, False
         try:
-            res = self._result(hdr, out, limits, "run", 0)[0]
+            res = self._result(slot, hdr, out, limits, "run", 0)[0]
         except SlotBroken:
             self._restart(slot)
             self._count("infra_faults")

@@ -180,6 +180,10 @@ class Slot:
     #: the server cannot be signalled by the programs it runs (PID 1 of a namespace, or
     #: its seccomp guard): a server that dies under a request died of the infrastructure
     guarded = False
+    #: (host path, shown as) pairs: a slot whose run directory and /tmp are host
+    #: directories (the rlimits mode) shows them in program output as the other modes
+    #: do ("/box", "/tmp"), so that results do not depend on the slot or the mode
+    shown_paths: tuple[tuple[bytes, bytes], ...] = ()
 
     @property
     def alive(self) -> bool:
@@ -258,8 +262,10 @@ class Slot:
         return hdr, out
 
 
-def answer_result(hdr: dict, out: list[bytes], limits: Limits, phase: str) -> ExecResult:
-    """Validate an answer (untrusted: SlotBroken when malformed) and classify it."""
+def answer_result(hdr: dict, out: list[bytes], limits: Limits, phase: str,
+                  shown_paths: tuple[tuple[bytes, bytes], ...] = ()) -> ExecResult:
+    """Validate an answer (untrusted: SlotBroken when malformed) and classify it, the
+    output with `shown_paths` (`Slot.shown_paths`) replaced."""
     if hdr.get("error") is not None:
         raise SlotBroken(f"sandbox server: {str(hdr['error'])[:500]}")
     if len(out) < 2:
@@ -285,7 +291,10 @@ def answer_result(hdr: dict, out: list[bytes], limits: Limits, phase: str) -> Ex
                      maxrss_kb=int(num(hdr.get("maxrss_kb"))), killed=killed,
                      out_trunc=bool(hdr.get("out_trunc")), err_trunc=bool(hdr.get("err_trunc")),
                      exec_error=xe[:2000] if xe else None)
-    return classify(raw, out[0], out[1], limits, phase=phase)
+    streams = out[:2]
+    for host, shown in shown_paths:
+        streams = [b.replace(host, shown) if host in b else b for b in streams]
+    return classify(raw, streams[0], streams[1], limits, phase=phase)
 
 
 def answer_files(hdr: dict, out: list[bytes], n_collect: int) -> list[tuple[str, bytes, int]]:

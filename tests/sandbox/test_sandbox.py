@@ -716,6 +716,16 @@ def test_close_leaves_nothing(mode):
         s.execute("python", {"main.py": "print(1)"})
 
 
+def test_programs_see_and_report_the_same_paths_in_every_mode(sb):
+    """Output names the run directory /box and /tmp whatever the mode and the slot, so
+    records of the same episode are equal with and without bubblewrap (in the rlimits
+    mode they are host directories of each slot and process)."""
+    r = py(sb, "import os, tempfile\nprint(os.getcwd(), tempfile.gettempdir())\nraise ValueError(__file__)")
+    assert r.status == "runtime_error"
+    assert r.stdout == "/box /tmp\n"
+    assert 'File "/box/main.py", line 3' in r.stderr and "ValueError: /box/main.py" in r.stderr
+
+
 def test_make_sandbox_shared_instance():
     a = make_sandbox("local")
     assert make_sandbox() is a and make_sandbox("local") is a
