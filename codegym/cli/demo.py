@@ -4,7 +4,9 @@ Validates the bundled suites, then plays a representative sample -- every family
 runs on this machine, every language of its tasks -- with the oracle (expert reference),
 the baseline (the slow starter, or the slowest solution) and a mutant (a wrong answer)
 side by side through the `codegym eval` machinery, each suite with its default reward
-(``reward_mode: suite``: PerfCode and DMC-Optim staged and timed). It prints one line per
+(``reward_mode: suite``). Its first line says how the programs are confined (bubblewrap; or
+without isolation when the user opted in); without bubblewrap and without the opt-in it stops
+there with the remedies. It prints one line per
 finished episode (plain lines when the output is not a terminal), the table of
 correctness, reward and measured speedup, and the path of the HTML report. ``--full``
 plays every task. docs/eval.md describes the report.
@@ -26,6 +28,7 @@ from rich.table import Table
 from codegym.cli.main import main as cli
 from codegym.evaluation.config import parse_config
 from codegym.evaluation.runner import run_eval
+from codegym.sandbox import IsolationUnavailable, make_sandbox
 from codegym.tasks.suite import list_suites, load_suite
 
 #: family -> (env id, the sample's tasks): the smallest baselines of each language
@@ -116,6 +119,22 @@ def demo_table(records: Sequence[dict[str, Any]], agents: Sequence[str]) -> Tabl
     return table
 
 
+#: the demo's first line, by the local sandbox's isolation
+CONFINEMENT = {
+    "bwrap": "programs run in bubblewrap (no network, read-only system, only their run directory "
+             "and a private /tmp writable)",
+    "rlimits": "programs run WITHOUT isolation (rlimits only), as you asked by isolation='rlimits' "
+               "or CODEGYM_UNSAFE_NO_ISOLATION=1: they can read and write your files and use the network",
+}
+
+
+def confinement_line() -> str:
+    """The demo's first line: how the programs it plays are confined (IsolationUnavailable,
+    naming the remedies, when they cannot be)."""
+    isolation = make_sandbox("local").isolation
+    return f"codegym demo: {CONFINEMENT.get(isolation, f'programs run with isolation={isolation}')}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m codegym.cli.demo", description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="play every task of every suite (long)")
@@ -125,6 +144,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console() if Console().is_terminal else Console(width=200)
     say = (lambda text: console.print(text)) if console.is_terminal else (lambda text: print(text, flush=True))
     t0 = time.monotonic()
+    try:
+        say(confinement_line())
+    except IsolationUnavailable as e:
+        print(f"codegym demo: {e}", file=sys.stderr)
+        return 2
     say("codegym demo: validating the bundled suites ...")
     rc = cli(["tasks", "validate", "-q"])
     if rc != 0:

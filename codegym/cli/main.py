@@ -22,6 +22,7 @@ from codegym.cli import calibrate, checkergen, harbor, images, imports, mine, re
 from codegym.cli import eval as eval_commands
 from codegym.cli import serve as serve_command
 from codegym.core.version import __version__
+from codegym.sandbox import IsolationUnavailable
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES", "TASKS_COMMAND_MODULES"]
 
@@ -76,6 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(func(args) or 0)
+    except IsolationUnavailable as e:  # no sandbox that isolates: the remedies, not a traceback
+        print(f"codegym: {e}", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         # The reader went away (`codegym tasks list | head`): not an error of ours.
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 -- silence the flush at exit

@@ -26,7 +26,7 @@ from codegym.edits.spans import attach_spans
 from codegym.edits.units import split_units
 from codegym.edits.workspace import Workspace, WorkspaceError
 from codegym.judge.run import judge
-from codegym.sandbox import make_sandbox
+from codegym.sandbox import make_sandbox, require_isolation
 from codegym.tasks.fields import canonical_language
 from codegym.tasks.schema import Task
 from codegym.tasks.suite import Suite, load_suite
@@ -151,6 +151,8 @@ class EpisodeEnv(gym.Env[str, str]):
         if language and self.language_option is None:
             raise ValueError(f"unknown language {language!r}")
         self.reward_mode, self.timing, self.sampler = reward, timing, sampler
+        if sandbox is None or isinstance(sandbox, str):
+            require_isolation(sandbox)  # refuse now, not at the first judged step
         self._sandbox_arg, self._sandbox = sandbox, None
         self.early_exit, self.protected, self.render_mode = early_exit, tuple(protected), render_mode
         self.max_observation_chars = max_observation_chars

@@ -11,9 +11,11 @@ Public names: `make_sandbox`, `Limits`, `ExecResult`; also the records `Build`,
     ('ok', 'cba\\n')
 
 Backends: "local" (this machine: warm fork servers in bubblewrap, see
-`codegym.sandbox.local`), and -- when their optional dependencies are installed
--- "docker" and "ray" (a module ``codegym.sandbox.<kind>`` exposing
-``create(**kw) -> Sandbox``, imported when first asked for).  docs/sandbox.md
+`codegym.sandbox.local`; where bubblewrap is not usable it refuses with
+`IsolationUnavailable` naming the remedies, unless the user opts in to runs
+without isolation: ``isolation="rlimits"`` or ``CODEGYM_UNSAFE_NO_ISOLATION=1``),
+and -- when their optional dependencies are installed -- "docker" and "ray" (a
+module ``codegym.sandbox.<kind>`` exposing ``create(**kw) -> Sandbox``, imported when first asked for).  docs/sandbox.md
 describes the backends and what the sandbox guarantees.
 """
 
@@ -25,6 +27,7 @@ import threading
 
 from codegym.core.languages import LanguageSpec, UnknownLanguageError, get_language, list_languages
 from codegym.core.limits import COMPILE_LIMITS, Limits
+from codegym.sandbox.isolation import IsolationUnavailable, confinement_problem, refusal
 from codegym.sandbox.local import LocalSandbox
 from codegym.sandbox.types import STATUSES, Build, ExecResult, RunRequest, Sandbox
 
@@ -51,6 +54,19 @@ def make_sandbox(kind: str | None = None, **kw) -> Sandbox:
         return sb
 
 
+def require_isolation(kind: str | None = None) -> None:
+    """Raise `IsolationUnavailable` (naming the remedies) when ``make_sandbox(kind)`` would
+    refuse to run programs here for want of isolation; cheap, starts nothing. Entry points
+    that will run untrusted code call it first (``gym.make``), so that the refusal comes
+    before any work rather than at the first judged submission."""
+    kind = (kind or os.environ.get("CODEGYM_SANDBOX") or "local").lower()
+    if kind != "local" or _shared.get(kind) is not None:
+        return
+    problem = confinement_problem()
+    if problem is not None:
+        raise refusal(problem)
+
+
 def _create(kind: str, **kw) -> Sandbox:
     if kind == "local":
         return LocalSandbox(**kw)
@@ -66,5 +82,6 @@ def _create(kind: str, **kw) -> Sandbox:
     return create(**kw)
 
 
-__all__ = ["make_sandbox", "Limits", "COMPILE_LIMITS", "ExecResult", "Build", "RunRequest", "Sandbox",
+__all__ = ["make_sandbox", "require_isolation", "IsolationUnavailable",
+           "Limits", "COMPILE_LIMITS", "ExecResult", "Build", "RunRequest", "Sandbox",
            "STATUSES", "LanguageSpec", "UnknownLanguageError", "get_language", "list_languages"]

@@ -4,8 +4,10 @@ Owns the choice's facts (is bubblewrap usable: `bwrap_available`), bubblewrap's
 command line for a slot (`bwrap_argv`: read-only system, private /box, /tmp and
 /dev/shm, no network, a 3-line passwd), the slot uids claimed machine-wide when
 the host is root (`claim_uid`, also the docker backend's), the per-process
-instance directories and their removal, and the one warning when programs run
-with rlimits only.  docs/sandbox.md describes what each mode guarantees.
+instance directories and their removal, and the rule for running without
+isolation: refused (`IsolationUnavailable`, naming the remedies) unless the user
+opts in by `isolation="rlimits"` or `CODEGYM_UNSAFE_NO_ISOLATION=1`, then one
+warning.  docs/sandbox.md describes what each mode guarantees.
 """
 
 from __future__ import annotations
@@ -57,6 +59,40 @@ def warn_once(key: str, message: str) -> None:
 def warn_rlimits(reason: str) -> None:
     warn_once("rlimits", f"codegym sandbox: {reason}; programs run with rlimits only (no filesystem, "
                          "network or process-namespace isolation)")
+
+
+#: set to 1: programs run without isolation (rlimits only), even where bubblewrap is usable
+UNSAFE_ENV = "CODEGYM_UNSAFE_NO_ISOLATION"
+
+
+class IsolationUnavailable(RuntimeError):
+    """No isolating sandbox on this machine, and no opt-in to run programs without one."""
+
+
+def unsafe_opted_in() -> bool:
+    """True when the user's environment asks for runs without isolation (`UNSAFE_ENV`)."""
+    if os.environ.get("CODEGYM_NO_BWRAP", "") not in ("", "0"):
+        raise IsolationUnavailable(f"CODEGYM_NO_BWRAP is no longer read: set {UNSAFE_ENV}=1 to run "
+                                   "programs without isolation")
+    return os.environ.get(UNSAFE_ENV, "") not in ("", "0")
+
+
+def refusal(reason: str) -> IsolationUnavailable:
+    """The error that refuses to run untrusted programs unconfined, naming the remedies."""
+    return IsolationUnavailable(
+        f"untrusted programs run only in a sandbox that isolates them, and {reason}. Either "
+        "install bubblewrap (Debian/Ubuntu, as root: apt-get install bubblewrap), or use the Docker "
+        "backend (gym.make(..., sandbox=\"docker\"), make_sandbox(\"docker\") or CODEGYM_SANDBOX=docker), "
+        "or opt in to unconfined runs (rlimits only: the programs can read and write your files and "
+        f"use the network) with isolation=\"rlimits\" or {UNSAFE_ENV}=1.")
+
+
+def confinement_problem() -> str | None:
+    """Why the local backend's default (``isolation="auto"``) would refuse to start here, or
+    None (bubblewrap looks usable, or the user opted in); nothing is started to find out."""
+    if unsafe_opted_in() or bwrap_available():
+        return None
+    return "bubblewrap (bwrap >= 0.5) is not installed or lacks the features it needs"
 
 
 def bwrap_available() -> bool:
@@ -244,5 +280,6 @@ def toolchain_binds(python: str) -> tuple[list[str], str]:
     return binds, ":".join(path)
 
 
-__all__ = ["bwrap_available", "bwrap_features", "bwrap_argv", "etc_files", "toolchain_binds", "claim_uid",
+__all__ = ["IsolationUnavailable", "UNSAFE_ENV", "unsafe_opted_in", "refusal", "confinement_problem",
+           "bwrap_available", "bwrap_features", "bwrap_argv", "etc_files", "toolchain_binds", "claim_uid",
            "kill_uid", "proc_start", "instance_dir", "rmtree", "warn_once", "warn_rlimits"]

@@ -32,14 +32,17 @@ from codegym.core.limits import Limits
 from codegym.sandbox.buildcache import BuildCache, shared_cache
 from codegym.sandbox.forkserver.source import server_source
 from codegym.sandbox.isolation import (
+    UNSAFE_ENV,
     bwrap_argv,
     bwrap_available,
     claim_uid,
     etc_files,
     instance_dir,
     kill_uid,
+    refusal,
     rmtree,
     toolchain_binds,
+    unsafe_opted_in,
     warn_once,
     warn_rlimits,
 )
@@ -202,8 +205,9 @@ class LocalSandbox(ServerSandbox):
     """Fork-server slots on this machine; see the module docstring.
 
     workers    number of slots (default: os.cpu_count())
-    isolation  "auto" (bwrap when usable, else rlimits with a warning), "bwrap" or "rlimits";
-               CODEGYM_NO_BWRAP=1 forces "rlimits"
+    isolation  "auto" (bwrap; where bubblewrap is not usable, IsolationUnavailable naming the
+               remedies), "bwrap" or "rlimits" (no isolation: an explicit opt-in);
+               CODEGYM_UNSAFE_NO_ISOLATION=1 makes "auto" mean "rlimits"
     python     interpreter for the fork servers and Python programs (default: python_path())
     pipeline   requests a slot holds at once in `run_many` (1: send the next request only
                after the answer to the last)
@@ -221,19 +225,15 @@ class LocalSandbox(ServerSandbox):
                                "(set CODEGYM_PYTHON)")
         if isolation not in ("auto", "bwrap", "rlimits"):
             raise ValueError(f"isolation must be auto, bwrap or rlimits, not {isolation!r}")
-        if os.environ.get("CODEGYM_NO_BWRAP", "") not in ("", "0"):
+        if isolation == "auto" and unsafe_opted_in():
             isolation = "rlimits"
-        requested = isolation
         if isolation in ("auto", "bwrap"):
-            if bwrap_available():
-                isolation = "bwrap"
-            elif isolation == "bwrap":
-                raise RuntimeError("isolation='bwrap' requested but bubblewrap (bwrap >= 0.5) is not usable")
-            else:
-                warn_rlimits("bubblewrap (bwrap) is not installed")
-                isolation = "rlimits"
+            if not bwrap_available():
+                raise refusal("bubblewrap (bwrap >= 0.5) is not usable here" if isolation == "bwrap" else
+                              "bubblewrap (bwrap >= 0.5) is not installed or lacks the features it needs")
+            isolation = "bwrap"
         else:
-            warn_rlimits("rlimits mode requested (CODEGYM_NO_BWRAP or isolation='rlimits')")
+            warn_rlimits(f"no isolation requested (isolation='rlimits' or {UNSAFE_ENV}=1)")
         self.isolation = isolation
         self._root = os.geteuid() == 0
         self.stats: collections.Counter = collections.Counter()
@@ -254,12 +254,8 @@ class LocalSandbox(ServerSandbox):
                     slot.stop()
                     error = e
             if error is not None:
-                self._lazy.append(slot)
-                if requested == "bwrap":
-                    self.close()
-                    raise RuntimeError(f"isolation='bwrap' requested but bubblewrap failed: {error}")
-                warn_rlimits(f"bubblewrap is installed but failed ({error})")
-                self.isolation = "rlimits"
+                self.close()
+                raise refusal(f"bubblewrap is installed but failed ({error})")
 
     # ----- state (re-created in a forked child)
 

@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 from codegym.cli import demo
+from codegym.sandbox import IsolationUnavailable
 
 
 def test_the_sample_covers_every_family_and_language_that_runs_here():
@@ -33,6 +34,8 @@ def test_demo_plays_prints_plain_lines_and_writes_the_report(tmp_path, monkeypat
     out = tmp_path / "demo"
     assert demo.main(["--out", str(out), "--workers", "2"]) == 0
     text = capsys.readouterr().out
+    assert text.splitlines()[0] == demo.confinement_line()           # first: how programs are confined
+    assert text.startswith("codegym demo: programs run in bubblewrap") or "WITHOUT isolation" in text.splitlines()[0]
     lines = [line for line in text.splitlines() if "perfcode/py-sum-numbers" in line and "reward" in line]
     assert len(lines) == 3                                   # one plain line per episode (not a terminal)
     assert (out / "report.html").is_file() and f"the report: {out / 'report.html'}" in text
@@ -51,3 +54,13 @@ def test_demo_plays_prints_plain_lines_and_writes_the_report(tmp_path, monkeypat
 ])
 def test_speedup_column(rec, want):
     assert demo.speedup(rec) == want
+
+
+def test_without_bubblewrap_the_demo_stops_at_its_first_line_with_the_remedies(monkeypatch, capsys):
+    def refuse(kind=None, **kw):
+        raise IsolationUnavailable("untrusted programs run only in a sandbox that isolates them, and ...")
+    monkeypatch.setattr(demo, "make_sandbox", refuse)
+    monkeypatch.setattr(demo, "cli", lambda argv: pytest.fail("nothing runs after the refusal"))
+    assert demo.main(["--out", "unused"]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.startswith("codegym demo: untrusted programs run only in a sandbox")

@@ -10,41 +10,11 @@ tests skip with the reason printed, except in CI (``CI=true``), where they fail.
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
+from _tools import docker_or_skip
 
 from codegym.core.limits import Limits
-
-IN_CI = os.environ.get("CI", "").lower() == "true"
-
-
-def docker_or_skip():
-    """The docker SDK client, or skip (fail in CI) with the reason."""
-    reason = None
-    try:
-        import docker
-        client = docker.from_env(timeout=30)
-        client.ping()
-    except Exception as e:  # noqa: BLE001 - any failure means no usable engine
-        client = None
-        reason = f"no Docker engine: {type(e).__name__}: {e}"
-    if client is not None:
-        from codegym.sandbox.docker import DEFAULT_IMAGES
-        missing = []
-        for img in sorted(set(DEFAULT_IMAGES.values())):
-            try:
-                client.images.get(img)
-            except Exception:  # noqa: BLE001
-                missing.append(img)
-        if missing:
-            reason = f"docker images missing: {missing} (run `codegym images build python polyglot node`)"
-    if reason:
-        print(f"docker tests: {reason}")
-        if IN_CI:
-            pytest.fail(f"CI=true but {reason}")
-        pytest.skip(reason)
-    return client
 
 
 @pytest.fixture(scope="module")

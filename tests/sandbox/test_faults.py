@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable
 
 import pytest
+from _tools import need_bwrap
 
 from codegym.core.limits import Limits
 from codegym.sandbox.local import LocalSandbox
@@ -156,11 +157,9 @@ def mode(request):
 
 
 def _sandbox(mode: str, workers: int = 1) -> LocalSandbox:
-    sb = LocalSandbox(workers=workers, isolation=mode)
-    if sb.isolation != mode:
-        sb.close()
-        pytest.skip(f"isolation {mode} is not available here")
-    return sb
+    if mode == "bwrap":
+        need_bwrap()
+    return LocalSandbox(workers=workers, isolation=mode)
 
 
 # --------------------------------------------------------------------------- runs

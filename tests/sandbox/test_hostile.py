@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from _tools import need_bwrap
 
 from codegym.core.limits import COMPILE_LIMITS, Limits
 
@@ -294,6 +295,8 @@ class Host:
     def sandbox(self, mode: str):
         if mode in self.errors:
             pytest.fail(f"could not create the {mode} sandbox: {self.errors[mode]}")
+        if mode == "bwrap":
+            need_bwrap()
         if mode not in self.sandboxes:
             from codegym.sandbox import make_sandbox
             # the sandbox's own directories go to a private temp root, so that after

@@ -1,7 +1,7 @@
 """Tests of the local sandbox (codegym.sandbox.local) with real executions.
 
 Every behavioural test runs in both isolation modes: bubblewrap ("bwrap") and
-rlimits only (CODEGYM_NO_BWRAP / isolation="rlimits").  Isolation properties
+rlimits only (isolation="rlimits").  Isolation properties
 that only bubblewrap provides (read-only system, no network, hidden host
 directories) are tested in the bwrap mode only.
 """
@@ -15,10 +15,11 @@ import threading
 import time
 
 import pytest
+from _tools import need_bwrap
 
 from codegym.core.limits import Limits
 from codegym.sandbox import ExecResult, RunRequest, launcher, make_sandbox
-from codegym.sandbox.local import LocalSandbox, bwrap_available
+from codegym.sandbox.local import LocalSandbox
 from codegym.sandbox.requests import imported_modules
 
 MODES = ["bwrap", "rlimits"]
@@ -26,24 +27,17 @@ MODES = ["bwrap", "rlimits"]
 
 @pytest.fixture(scope="module", params=MODES)
 def sb(request):
-    if request.param == "bwrap" and not bwrap_available():
-        pytest.skip("bubblewrap (bwrap) is not installed")
+    if request.param == "bwrap":
+        need_bwrap()
     s = LocalSandbox(workers=2, isolation=request.param)
-    if s.isolation != request.param:
-        s.close()
-        pytest.skip(f"bubblewrap is installed but unusable here (fell back to {s.isolation})")
     yield s
     s.close()
 
 
 @pytest.fixture(scope="module")
 def bw():
-    if not bwrap_available():
-        pytest.skip("bubblewrap (bwrap) is not installed")
+    need_bwrap()
     s = LocalSandbox(workers=2, isolation="bwrap")
-    if s.isolation != "bwrap":
-        s.close()
-        pytest.skip("bubblewrap is installed but unusable here")
     yield s
     s.close()
 
@@ -365,8 +359,8 @@ def test_stdlib_modules_a_program_imports_are_preloaded_and_its_own_modules_win(
     its main file, its other files, files in other folders (a driver's candidate) --
     before forking it, and keeps them; a program's own module named like a stdlib one is
     the one it imports, as with ``python3 main.py``."""
-    if mode == "bwrap" and not bwrap_available():
-        pytest.skip("bubblewrap (bwrap) is not installed")
+    if mode == "bwrap":
+        need_bwrap()
     s = LocalSandbox(workers=1, isolation=mode)  # a fresh server: nothing preloaded yet
     try:
         names = "('fractions', 'decimal', 'statistics', 'this', 'heapq', 'string')"
@@ -575,13 +569,9 @@ def test_run_many_keeps_each_requests_own_files_argv_and_limits(sb):
 
 
 def _pipelined(mode: str, pipeline: int = 2, workers: int = 1) -> LocalSandbox:
-    if mode == "bwrap" and not bwrap_available():
-        pytest.skip("bubblewrap (bwrap) is not installed")
-    s = LocalSandbox(workers=workers, isolation=mode, pipeline=pipeline)
-    if s.isolation != mode:
-        s.close()
-        pytest.skip(f"bubblewrap is installed but unusable here (fell back to {s.isolation})")
-    return s
+    if mode == "bwrap":
+        need_bwrap()
+    return LocalSandbox(workers=workers, isolation=mode, pipeline=pipeline)
 
 
 def _outcome(r: ExecResult) -> tuple:
@@ -697,8 +687,8 @@ def _children() -> set[int]:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_close_leaves_nothing(mode):
-    if mode == "bwrap" and not bwrap_available():
-        pytest.skip("bubblewrap (bwrap) is not installed")
+    if mode == "bwrap":
+        need_bwrap()
     fds = len(os.listdir("/proc/self/fd"))
     kids = _children()
     s = LocalSandbox(workers=2, isolation=mode)
@@ -732,16 +722,6 @@ def test_make_sandbox_shared_instance():
     assert a.isolation in ("bwrap", "rlimits")
     with pytest.raises(ValueError):
         make_sandbox("no-such-backend")
-
-
-def test_no_bwrap_env_forces_rlimits(monkeypatch):
-    monkeypatch.setenv("CODEGYM_NO_BWRAP", "1")
-    s = LocalSandbox(workers=1)
-    try:
-        assert s.isolation == "rlimits"
-        assert s.execute("python", {"main.py": "print(6 * 7)"}).stdout == "42\n"
-    finally:
-        s.close()
 
 
 def test_slots_are_handed_out_first_come_first_served():
