@@ -8,7 +8,7 @@ and executions per second on 1 and 2 concurrent workers:
    child per execution, the child runs the program's code object and exits (no
    isolation, no limits, no I/O: what forking alone costs here),
 2. the local sandbox with bubblewrap (fork servers inside namespaces),
-3. the local sandbox without bubblewrap (rlimits only, CODEGYM_NO_BWRAP),
+3. the local sandbox without isolation (rlimits only, isolation="rlimits"),
 4. a trivial C binary in both modes (and as a bare subprocess),
 
 and, when codegym.judge.run and codegym.tasks.schema are available, the time to judge a
