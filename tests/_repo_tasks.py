@@ -4,6 +4,7 @@ two-commit git repository made from one of its tasks."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tarfile
@@ -19,9 +20,29 @@ IDS = [t.id for t in TASKS]
 CENTS = "swe/centsplit-lost-cent"
 
 
+#: the tests' own git: no system or global configuration, a fixed identity
+GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+
+
 def git(cwd, *args):
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+    """Run git in `cwd` to build a test repository (stdout; raises on failure)."""
+    return subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV}, check=True,
                           capture_output=True, text=True).stdout
+
+
+def commit_files(repo: Path, files: dict, message: str = "c") -> str:
+    """Write `files` ({path: text}) into `repo` (a git repository made when missing), commit
+    everything and return the commit's id."""
+    repo.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    if not (repo / ".git").exists():
+        git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+    return git(repo, "rev-parse", "HEAD").strip()
 
 
 def overlay(task, changes: dict) -> dict:

@@ -6,7 +6,7 @@
     codegym import lcb FILE_OR_DATASET --out DIR [--since D] [--until D] [--difficulty easy,medium]
     codegym import leetcode-contest FILE --out DIR [--since D] [--until D] [--difficulty ...]
     codegym import swebench FILE --out DIR [--ids ID ...] [--test-command CMD] [--repo-url URL]
-                            [--install REQ ...] [--setup SHELL ...] [--env NAME=VALUE ...] [--image TAG]
+                            [--install [OWNER/NAME=]REQ ...] [--setup SHELL ...] [--env NAME=VALUE ...] [--image TAG]
 
 Each writes ``DIR/suite.yaml`` and one task YAML per problem (ids keep the
 source's: ``HumanEval/0`` -> ``humaneval/HumanEval_0``), judges the references it
@@ -286,9 +286,11 @@ def add_swebench_import(import_subparsers) -> argparse.ArgumentParser:
     p.add_argument("--repo-url", default=GITHUB_URL,
                    help="repository URL or path template: {repo} (owner/name), {owner}, {name}, {repo_plus} "
                         "(owner+name). The default, GitHub, needs the network: offline, name a local mirror")
-    p.add_argument("--install", action="append", default=None, metavar="REQ",
-                   help="pip requirement of the tests' environment (repeatable; default: the record's, else "
-                        "pytest and what the repository declares at its environment commit)")
+    p.add_argument("--install", action="append", default=None, metavar="[OWNER/NAME=]REQ",
+                   help="pip requirement added to the tests' environment (repeatable), to every record's or, as "
+                        "owner/name=REQ, to that repository's; it adds to the record's list (the record's own, else "
+                        "pytest and what the repository declares at its environment commit); a distribution the "
+                        "list names again takes this version")
     p.add_argument("--setup", action="append", default=None, metavar="SHELL",
                    help="shell command run once per checkout before the tests (repeatable; no network then)")
     p.add_argument("--env", action="append", default=None, metavar="NAME=VALUE",

@@ -14,12 +14,13 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
 import tempfile
 import uuid
 import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+from codegym.core.git import GIT_IDENTITY, git, git_text
 
 __all__ = ["WorkspaceError", "validate_path", "parents", "MemoryStore", "GitStore", "write_disk",
            "ignore_private_indexes"]
@@ -144,17 +145,6 @@ class MemoryStore:
         pass
 
 
-_GIT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "codegym",
-    "GIT_AUTHOR_EMAIL": "codegym@localhost",
-    "GIT_COMMITTER_NAME": "codegym",
-    "GIT_COMMITTER_EMAIL": "codegym@localhost",
-    # a fixed date makes the starter commit of a given tree reproducible
-    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+0000",
-    "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000",
-}
-
-
 def read_disk(full: Path) -> str:
     with open(full, encoding="utf-8", errors="surrogateescape", newline="") as f:
         return f.read()
@@ -172,18 +162,20 @@ class GitStore:
     so opening a dirty repository neither moves its branch nor touches its
     index: the commit object simply records the working tree as it was. The
     same private index, refreshed with ``git add -A``, answers "which files
-    exist / changed since the starter" honouring .gitignore.
+    exist / changed since the starter" honouring .gitignore. Every git command
+    goes through `codegym.core.git` (the repository's configuration neutralised);
+    the starter's texts are read once each and shared by the copies.
     """
 
     kind = "git"
 
     def __init__(self, root: Path, owned: bool, starter: str | None = None,
-                 index_from: Path | None = None):
-        import git  # noqa: PLC0415 (gitpython: in-memory use never pays for it)
-
+                 index_from: Path | None = None, starter_texts: dict | None = None):
         self.root = root
-        self.repo = git.Repo(root) if (root / ".git").exists() else git.Repo.init(root)
-        self.git_dir = Path(self.repo.git_dir)
+        if not (root / ".git").exists():
+            git(["init", "-q", "--template="], root, error=WorkspaceError)
+        self.git_dir = Path(os.path.join(root, git_text(["rev-parse", "--git-dir"], root,
+                                                        error=WorkspaceError).strip()))
         self.index = self.git_dir / f"codegym-index-{uuid.uuid4().hex[:12]}"
         self._finalizers = [weakref.finalize(self, _unlink, self.index)]
         if owned:
@@ -191,45 +183,33 @@ class GitStore:
         if index_from is not None and index_from.exists():
             shutil.copyfile(index_from, self.index)
         self.starter = starter if starter is not None else self._make_starter()
-        self._starter_tree = self.repo.commit(self.starter).tree
+        # path -> the starter's text (None: not a file there); shared with copies
+        self._starter_texts: dict[str, str | None] = starter_texts if starter_texts is not None else {}
         self.real_root = os.path.realpath(root)
 
     # -- git plumbing -------------------------------------------------------
-    def _git(self, *args: str, env: dict | None = None) -> str:
-        full_env = dict(os.environ)
-        full_env["GIT_INDEX_FILE"] = str(self.index)
-        full_env.update(_GIT_IDENTITY)
-        if env:
-            full_env.update(env)
-        proc = subprocess.run(
-            ["git", "-c", "core.quotePath=false", *args], cwd=self.root, env=full_env,
-            capture_output=True, text=True, encoding="utf-8", errors="surrogateescape",
-        )
-        if proc.returncode != 0:
-            raise WorkspaceError(f"git {' '.join(args)} failed in {self.root}: {proc.stderr.strip()}")
-        return proc.stdout
+    def _run(self, *args: str) -> str:
+        return git_text(args, self.root, env={"GIT_INDEX_FILE": str(self.index), **GIT_IDENTITY},
+                        error=WorkspaceError)
 
     def _make_starter(self) -> str:
-        head = None
-        try:
-            head = self.repo.head.commit.hexsha
-        except ValueError:  # unborn branch: empty repository
-            pass
+        found = git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], self.root, check=False)
+        head = found.stdout.decode().strip() if found.returncode == 0 else None  # None: an unborn branch
         if head:
-            self._git("read-tree", head)
+            self._run("read-tree", head)
         else:
-            self._git("read-tree", "--empty")
-        self._git("add", "-A")
-        tree = self._git("write-tree").strip()
-        if head and self.repo.commit(head).tree.hexsha == tree:
+            self._run("read-tree", "--empty")
+        self._run("add", "-A")
+        tree = self._run("write-tree").strip()
+        if head and self._run("rev-parse", f"{head}^{{tree}}").strip() == tree:
             return head
         args = ["commit-tree", tree, "-m", "codegym starter"]
         if head:
             args[2:2] = ["-p", head]
-        return self._git(*args).strip()
+        return self._run(*args).strip()
 
     def _refresh(self) -> None:
-        self._git("add", "-A")
+        self._run("add", "-A")
 
     # -- store interface ----------------------------------------------------
     def _full(self, path: str) -> Path:
@@ -285,21 +265,20 @@ class GitStore:
 
     def list(self) -> list[str]:
         self._refresh()
-        out = self._git("ls-files", "-z")
+        out = self._run("ls-files", "-z")
         return sorted(p for p in out.split("\0") if p)
 
     def starter_text(self, path: str) -> str | None:
-        try:
-            blob = self._starter_tree / path
-        except KeyError:
-            return None
-        if blob.type != "blob":
-            return None
-        return blob.data_stream.read().decode("utf-8", "surrogateescape")
+        if path in self._starter_texts:  # the starter never changes
+            return self._starter_texts[path]
+        p = git(["cat-file", "blob", f"{self.starter}:{path}"], self.root, check=False)
+        text = p.stdout.decode("utf-8", "surrogateescape") if p.returncode == 0 else None  # absent, or a folder
+        self._starter_texts[path] = text
+        return text
 
     def changed_paths(self, touched: Iterable[str]) -> set[str]:
         self._refresh()
-        out = self._git("diff", "--cached", "--no-renames", "--name-only", "-z", self.starter)
+        out = self._run("diff", "--cached", "--no-renames", "--name-only", "-z", self.starter)
         return {p for p in out.split("\0") if p} | set(touched)
 
     def readable(self) -> Iterator[str]:
@@ -322,14 +301,11 @@ class GitStore:
         shutil.copytree(self.root, target, symlinks=True, dirs_exist_ok=True,
                         ignore=ignore_private_indexes)
         return GitStore(target.resolve(), owned=owned, starter=self.starter,
-                         index_from=self.index)
+                        index_from=self.index, starter_texts=self._starter_texts)
 
     def close(self) -> None:
-        try:
-            self.repo.close()
-        finally:
-            for fin in reversed(self._finalizers):
-                fin()
+        for fin in reversed(self._finalizers):
+            fin()
 
 
 def ignore_private_indexes(directory: str, names: list[str]) -> list[str]:

@@ -76,6 +76,8 @@ def read_source(path: str | os.PathLike, limit: int | None = None) -> Source:
             data = json.loads(text)
         except ValueError as e:
             raise ImportError_(f"{p}: not valid JSON: {e}") from None
+        except RecursionError:
+            raise ImportError_(f"{p}: JSON nested too deeply") from None
         if isinstance(data, dict):
             data = list(data.values()) if data and all(isinstance(v, dict) for v in data.values()) else [data]
         if not isinstance(data, list):
@@ -95,6 +97,9 @@ def read_source(path: str | os.PathLike, limit: int | None = None) -> Source:
             rec = json.loads(line)
         except ValueError as e:
             src.bad.append((f"line {n}", f"not valid JSON: {e}"))
+            continue
+        except RecursionError:
+            src.bad.append((f"line {n}", "JSON nested too deeply"))
             continue
         if isinstance(rec, dict):
             src.records.append((f"line {n}", rec))

@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codegym.core.git import git_text
 from codegym.core.limits import Limits
 from codegym.importers.common import task_name
 from codegym.importers.minepack import pack_suite
@@ -34,11 +34,11 @@ from codegym.judge.kinds.repo import RunEnv, run_commands
 from codegym.judge.logs.pytest import parse_results
 from codegym.sandbox import make_sandbox
 from codegym.sandbox.repoenv import EnvSpec, build_env
+from codegym.tasks.patches import apply_patch
 from codegym.tasks.repo import (
     FAIL_TO_PASS,
     PASS_TO_PASS,
     RepoSource,
-    apply_patch,
     base_tree,
     git_dir,
     reference_files,
@@ -49,7 +49,6 @@ from codegym.tasks.schema import Task
 __all__ = ["Candidate", "Measured", "MineReport", "classify_path", "candidate_commits", "measure", "verify",
            "mine_repository", "TAMPER_CONFTEST", "DEFAULT_LIMITS"]
 
-_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
 _TEST_RE = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|tests?|conftest)\.py$")
 #: limits of mined tasks (suite defaults)
 DEFAULT_LIMITS = {"time_s": 120, "memory_mb": 4096, "processes": 256, "disk_mb": 1024, "wall_factor": 2,
@@ -64,13 +63,6 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     report.outcome = "passed"
 '''
-
-
-def _git(gdir: str | os.PathLike, *args: str) -> str:
-    p = subprocess.run(["git", *args], cwd=gdir, capture_output=True, env={**os.environ, **_GIT_ENV})
-    if p.returncode != 0:
-        raise ValueError(f"git {' '.join(args[:3])}: {p.stderr.decode('utf-8', 'replace').strip()[:300]}")
-    return p.stdout.decode("utf-8", "surrogateescape")
 
 
 def classify_path(path: str) -> str:
@@ -105,13 +97,13 @@ def candidate_commits(gdir: str | os.PathLike, since: str | None = None, until: 
         args.append(f"--since={since}")
     if until:
         args.append(f"--until={until}")
-    for entry in _git(gdir, *args, rev).split("\x1e"):
+    for entry in git_text([*args, "--end-of-options", rev], gdir).split("\x1e"):
         parts = entry.strip("\n").split("\x1f")
         if len(parts) < 5 or not parts[1] or " " in parts[1]:
             continue
         commit, parent, date, subject, body = parts
-        changed = [line.split("\t") for line in _git(gdir, "diff", "--no-renames", "--numstat", parent, commit)
-                   .splitlines() if line]
+        changed = [rec.split("\t", 2) for rec in
+                   git_text(["diff", "--no-renames", "--numstat", "-z", parent, commit], gdir).split("\0") if rec]
         if any(c[0] == "-" for c in changed):  # a binary file
             continue
         paths = [c[2] for c in changed if len(c) == 3]
@@ -121,8 +113,8 @@ def candidate_commits(gdir: str | os.PathLike, since: str | None = None, until: 
             continue
         others = [p for p in paths if p not in tests]
         yield Candidate(commit, parent, date, subject.strip(), body.strip(),
-                        _git(gdir, "diff", "--no-renames", "--full-index", parent, commit, "--", *tests),
-                        _git(gdir, "diff", "--no-renames", "--full-index", parent, commit, "--", *others),
+                        git_text(["diff", "--no-renames", "--full-index", parent, commit, "--", *tests], gdir),
+                        git_text(["diff", "--no-renames", "--full-index", parent, commit, "--", *others], gdir),
                         tests, sources)
 
 
@@ -327,7 +319,7 @@ def mine_repository(repo: str | os.PathLike, out_dir: str | os.PathLike, *, name
     out = Path(out_dir)
     suite = suite or out.name
     report = MineReport(repo=label, out_dir=str(out))
-    head = _git(gdir, "rev-parse", "HEAD").strip()
+    head = git_text(["rev-parse", "HEAD"], gdir).strip()
     found = repo_environment(gdir, head)
     report.licence = licence or found["licence"]
     if report.licence not in PERMISSIVE and not licence:

@@ -4,15 +4,18 @@
 ``repos/<owner>__<name>.bundle``: one commit per distinct base (its tree is the upstream
 commit's tree, object for object; its message names the upstream commit), chained in
 date order on the branch ``bases``, so the bundle holds only the trees the tasks need
-(delta-compressed together) instead of the history or a copy per task. Every task's base
-tree is checked to be unchanged (`codegym.tasks.repo.BaseTree.digest`).
+(delta-compressed together) instead of the history or a copy per task: each base is
+fetched alone (``--depth=1``), so an old commit's missing objects or a shallow mirror's
+boundary do not matter, and each task's base tree is the upstream tree object (same id).
+A base that cannot be read drops its tasks, each with one line saying why; the others
+are packed.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,23 +23,15 @@ from pathlib import Path
 
 import yaml
 
+from codegym.core.git import GIT_IDENTITY, GitError, git, git_text
 from codegym.importers.yamlout import task_yaml
-from codegym.tasks.repo import RepoSource, base_tree, git_dir
+from codegym.tasks.patches import SWEError
+from codegym.tasks.repo import RepoSource, check_commit, git_dir
 
 __all__ = ["pack_suite", "PackResult", "BUNDLE_DIR"]
 
 #: where the bundles live, inside the suite folder
 BUNDLE_DIR = "repos"
-_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C",
-            "GIT_AUTHOR_NAME": "codegym", "GIT_AUTHOR_EMAIL": "codegym@localhost",
-            "GIT_COMMITTER_NAME": "codegym", "GIT_COMMITTER_EMAIL": "codegym@localhost"}
-
-
-def _git(cwd: str | os.PathLike, *args: str, env: dict | None = None) -> str:
-    p = subprocess.run(["git", *args], cwd=cwd, capture_output=True, env={**os.environ, **_GIT_ENV, **(env or {})})
-    if p.returncode != 0:
-        raise ValueError(f"git {' '.join(args[:3])}: {p.stderr.decode('utf-8', 'replace').strip()[:300]}")
-    return p.stdout.decode("utf-8", "replace")
 
 
 def _source(suite_dir: Path, url: str, commit: str | None) -> RepoSource:
@@ -53,7 +48,8 @@ def _slug(repo: str) -> str:
 
 def pack_suite(suite_dir: str | os.PathLike, log: Callable[[str], None] | None = None) -> PackResult:
     """Store the repositories of the suite's repo tasks as bundles (see the module docstring)
-    and rewrite the tasks; returns a `PackResult` (bundles, total size, tasks dropped)."""
+    and rewrite the tasks; returns a `PackResult` (bundles, total size, tasks dropped with
+    why: their YAML file and sibling folder are removed)."""
     say = log or (lambda _m: None)
     root = Path(suite_dir).resolve()
     docs: dict[Path, dict] = {}
@@ -65,39 +61,43 @@ def pack_suite(suite_dir: str | os.PathLike, log: Callable[[str], None] | None =
             docs[p] = doc
     by_repo: dict[str, list[Path]] = {}
     for p, doc in docs.items():
-        repo = ((doc.get("metadata") or {}).get("extra", {}).get("swe", {}) or {}).get("repo") or doc["repo"]["url"]
-        by_repo.setdefault(str(repo), []).append(p)
+        by_repo.setdefault(str(_swe(doc).get("repo") or doc["repo"]["url"]), []).append(p)
     (root / BUNDLE_DIR).mkdir(exist_ok=True)
     lines, total = [], 0
     result = PackResult("")
+
+    def drop(p: Path, why: str) -> None:
+        result.dropped.append((p.stem, why))
+        p.unlink(missing_ok=True)
+        shutil.rmtree(p.with_suffix(""), ignore_errors=True)
+
     for repo, paths in sorted(by_repo.items()):
         rel = f"{BUNDLE_DIR}/{_slug(repo)}.bundle"
-        before = {}
-        for p in list(paths):
-            try:
-                before[p] = base_tree(_source(root, docs[p]["repo"]["url"], docs[p]["repo"]["commit"])).digest
-            except (ValueError, OSError) as e:  # (SWEError is a ValueError) a base that is not there
-                paths.remove(p)
-                result.dropped.append((p.stem, str(e)[:300]))
-                p.unlink()
-        if not paths:
-            continue
-        new_commits = _make_bundle(root, root / rel, [(docs[p]["repo"]["url"], docs[p]["repo"]["commit"],
-                                                       _upstream(docs[p])) for p in paths])
+        bases = [(docs[p]["repo"]["url"], str(docs[p]["repo"]["commit"]), _upstream(docs[p])) for p in paths]
+        new_commits, failed = _make_bundle(root, root / rel, bases)
+        kept = []
         for p in paths:
+            commit = str(docs[p]["repo"]["commit"])
+            if commit in failed:
+                drop(p, failed[commit])
+            else:
+                kept.append(p)
+        if not kept:
+            continue
+        for p in kept:
             doc = docs[p]
-            doc["repo"]["commit"] = new_commits[doc["repo"]["commit"]]
+            swe = _swe(doc)
+            if swe and not swe.get("upstream"):  # an imported record: name the upstream base
+                swe["upstream"] = {"base": str(doc["repo"]["commit"])}
+            doc["repo"]["commit"] = new_commits[str(doc["repo"]["commit"])]
             doc["repo"]["url"] = rel
             p.write_text(task_yaml(doc), encoding="utf-8")
-        for p in paths:
-            after = base_tree(_source(root, rel, docs[p]["repo"]["commit"])).digest
-            if after != before[p]:
-                raise ValueError(f"{p.name}: the base tree changed when packed")
         size = (root / rel).stat().st_size
         total += size
-        lines.append(f"{rel}: {len(paths)} task(s), {len(set(new_commits.values()))} base(s), {size / 1024:.0f} KiB")
+        lines.append(f"{rel}: {len(kept)} task(s), {len({new_commits[c] for _, c, _ in bases if c in new_commits})} "
+                     f"base(s), {size / 1024:.0f} KiB")
         say(lines[-1])
-    lines.append(f"total {total / 1024:.0f} KiB in {len(by_repo)} bundle(s)")
+    lines.append(f"total {total / 1024:.0f} KiB in {len(lines)} bundle(s)")
     result.summary = "\n".join(lines)
     return result
 
@@ -114,34 +114,81 @@ class PackResult:
         return self.summary
 
 
+def _swe(doc: dict) -> dict:
+    extra = (doc.get("metadata") or {}).get("extra") or {}
+    swe = extra.get("swe") if isinstance(extra, dict) else None
+    return swe if isinstance(swe, dict) else {}
+
+
 def _upstream(doc: dict) -> str:
-    swe = (doc.get("metadata") or {}).get("extra", {}).get("swe", {}) or {}
-    return str((swe.get("upstream") or {}).get("parent") or doc["repo"]["commit"])
+    up = _swe(doc).get("upstream") or {}
+    return str(up.get("parent") or up.get("base") or doc["repo"]["commit"])
 
 
-def _make_bundle(root: Path, bundle: Path, bases: list[tuple[str, str, str]]) -> dict[str, str]:
-    """Write `bundle` with one commit per distinct base (url, commit, upstream sha); returns
-    {old commit: new commit}."""
+def _unreadable(src: Path, commit: str, e: Exception) -> str:
+    """One line saying why `commit` (in `src`) cannot be packed."""
+    return f"the files of base commit {commit} cannot be read from {src} (an incomplete repository?): " \
+           f"{str(e).rsplit('failed: ', 1)[-1][:200]}"
+
+
+def _make_bundle(root: Path, bundle: Path, bases: list[tuple[str, str, str]]
+                 ) -> tuple[dict[str, str], dict[str, str]]:
+    """Write `bundle` with one commit per distinct base (url, commit, upstream sha) that can
+    be read; returns ({old commit: new commit}, {old commit: why it cannot be read})."""
+    failed: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="codegym-pack-") as tmp:
-        _git(tmp, "init", "-q", "--bare", "-b", "bases")
+        git(["init", "-q", "--bare", "--template=", "-b", "bases"], tmp)
         seen: dict[str, tuple[str, str, str]] = {}
+        wanted: dict[Path, list[tuple[str, str, str]]] = {}
+        queued: set[str] = set()
         for url, commit, upstream in bases:
-            if commit in seen:
+            if commit in queued:
                 continue
-            src = git_dir(_source(root, url, commit))
-            _git(tmp, "fetch", "-q", "--no-tags", str(src), commit)
-            tree = _git(tmp, "rev-parse", f"{commit}^{{tree}}").strip()
-            date = _git(tmp, "log", "-1", "--format=%cI", commit).strip()
-            seen[commit] = (date, tree, upstream)
+            queued.add(commit)
+            try:
+                check_commit(commit, "base commit")
+                src = git_dir(_source(root, url, commit))
+            except (SWEError, GitError, OSError) as e:
+                failed[commit] = str(e)[:300]
+                continue
+            full = git(["rev-parse", "--verify", "-q", "--end-of-options", f"{commit}^{{commit}}"], src, check=False)
+            if full.returncode != 0:
+                failed[commit] = f"base commit {commit} is not in the repository {src}"
+                continue
+            wanted.setdefault(src, []).append((commit, full.stdout.decode().strip(), upstream))
+        for src, commits in wanted.items():
+            try:  # all of one repository's bases in one fetch, else one by one
+                _fetch(tmp, src, [full for _, full, _ in commits])
+                one_by_one = False
+            except GitError:
+                one_by_one = True
+            for commit, full, upstream in commits:
+                try:
+                    if one_by_one:
+                        _fetch(tmp, src, [full])
+                    tree = git_text(["rev-parse", f"{full}^{{tree}}"], tmp).strip()
+                    date = git_text(["log", "-1", "--format=%cI", full], tmp).strip()
+                except GitError as e:
+                    failed[commit] = _unreadable(src, commit, e)
+                    continue
+                seen[commit] = (date, tree, upstream)
         mapping, parent = {}, None
         for commit, (date, tree, upstream) in sorted(seen.items(), key=lambda kv: kv[1][0]):
             args = ["commit-tree", tree, "-m", f"codegym: base tree of upstream commit {upstream}"]
             if parent:
                 args += ["-p", parent]
-            new = _git(tmp, *args, env={"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}).strip()
-            mapping[commit] = parent = new
-        _git(tmp, "update-ref", "refs/heads/bases", parent)
+            new = git_text(args, tmp, env={**GIT_IDENTITY, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date})
+            mapping[commit] = parent = new.strip()
+        if parent is None:
+            return mapping, failed
+        git(["update-ref", "refs/heads/bases", parent], tmp)
         out = bundle.with_suffix(".bundle.tmp")
-        _git(tmp, "bundle", "create", str(out), "refs/heads/bases")
+        git(["bundle", "create", "-q", str(out), "refs/heads/bases"], tmp)
         os.replace(out, bundle)
-    return mapping
+    return mapping, failed
+
+
+def _fetch(tmp: str, src: Path, commits: list[str]) -> None:
+    """Fetch `commits` from `src` into `tmp`, each without its history (a shallow mirror's
+    boundary is fine)."""
+    git(["fetch", "-q", "--no-tags", "--depth=1", "--end-of-options", str(src), *commits], tmp)

@@ -1,7 +1,7 @@
 """What a repository says about itself: test dependencies, source layout, licence.
 
 Read from a commit of its git history without running any of its code (`repo_files`:
-``git show`` of a few files). `declared_requirements`: pytest plus the dependencies the
+a few blobs read with ``git cat-file``, `codegym.core.git`). `declared_requirements`: pytest plus the dependencies the
 project declares (``pyproject.toml`` ``[project]`` dependencies, test extras and PEP 735
 groups; ``setup.cfg``; literal lists in ``setup.py``; ``*test*requirements*.txt``);
 `layout_env`: ``PYTHONPATH=src`` for a src layout; `licence_of`: the SPDX id of a
@@ -15,13 +15,15 @@ import ast
 import configparser
 import os
 import re
-import subprocess
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-__all__ = ["repo_files", "list_tree", "declared_requirements", "layout_env", "licence_of", "repo_environment",
-           "TEST_EXTRAS", "PERMISSIVE"]
+from codegym.core.git import git, git_text
+from codegym.tasks.repo import check_commit
+
+__all__ = ["repo_files", "list_tree", "declared_requirements", "merge_requirements", "layout_env", "licence_of",
+           "repo_environment", "TEST_EXTRAS", "PERMISSIVE"]
 
 #: extras / dependency groups that hold what the tests need
 TEST_EXTRAS = ("test", "tests", "testing")
@@ -31,29 +33,36 @@ PERMISSIVE = ("MIT", "BSD-2-Clause", "BSD-3-Clause", "Apache-2.0", "ISC", "PSF-2
 _REQ_FILE = re.compile(r"(^|/)((test|tests|testing)[-_.]?requirements|requirements[-_./](test|tests|testing))"
                        r"\.(txt|in)$", re.I)
 _META_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
-_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
-
-
-def _git(git_dir: str | os.PathLike, *args: str) -> str:
-    p = subprocess.run(["git", *args], cwd=git_dir, capture_output=True, env={**os.environ, **_GIT_ENV})
-    if p.returncode != 0:
-        raise ValueError(f"git {' '.join(args)}: {p.stderr.decode('utf-8', 'replace').strip()}")
-    return p.stdout.decode("utf-8", "surrogateescape")
+#: the largest metadata file read (bytes): a bigger one is left out
+MAX_FILE = 1 << 20
 
 
 def list_tree(git_dir: str | os.PathLike, commit: str) -> list[str]:
     """Paths of the files of `commit`."""
-    return [p for p in _git(git_dir, "ls-tree", "-r", "--name-only", "-z", commit).split("\0") if p]
+    out = git_text(["ls-tree", "-r", "--name-only", "-z", "--end-of-options", check_commit(commit)], git_dir)
+    return [p for p in out.split("\0") if p]
 
 
 def repo_files(git_dir: str | os.PathLike, commit: str, paths: Iterable[str]) -> dict[str, str]:
-    """{path: text} of the files of `commit` among `paths` (absent ones left out)."""
-    out = {}
+    """{path: text} of the files of `commit` among `paths` (absent ones, links and files
+    over `MAX_FILE` left out): the blobs as stored, no conversion of any kind."""
+    check_commit(commit)
+    paths = [p for p in paths if "\n" not in p]
+    if not paths:
+        return {}
+    query = b"".join(f"{commit}:{p}\n".encode("utf-8", "surrogateescape") for p in paths)
+    raw = git(["cat-file", "--batch"], git_dir, input=query).stdout
+    out, pos = {}, 0
     for p in paths:
-        try:
-            out[p] = _git(git_dir, "show", f"{commit}:{p}")
-        except ValueError:
-            continue
+        end = raw.index(b"\n", pos)
+        header = raw[pos:end].split()
+        pos = end + 1
+        if len(header) != 3 or not header[2].isdigit() or len(header[0]) not in (40, 64):
+            continue  # "<name> missing"
+        size = int(header[2])
+        if header[1] == b"blob" and size <= MAX_FILE:
+            out[p] = raw[pos:pos + size].decode("utf-8", "surrogateescape")
+        pos += size + 1
     return out
 
 
@@ -160,6 +169,22 @@ def declared_requirements(files: Mapping[str, str], paths: Iterable[str] = ()) -
         if n and n not in seen:
             seen.add(n)
             out.append(r.strip())
+    return out
+
+
+def merge_requirements(declared: Iterable[str], added: Iterable[str]) -> list[str]:
+    """`declared` with `added` appended; a distribution `added` names again replaces its
+    declared line (``pytest<8`` over ``pytest``), in place."""
+    out = [r.strip() for r in declared if r.strip()]
+    for req in added:
+        req = req.strip()
+        names = [_name(r) for r in out]
+        if not req:
+            continue
+        if _name(req) in names:
+            out[names.index(_name(req))] = req
+        elif req not in out:
+            out.append(req)
     return out
 
 

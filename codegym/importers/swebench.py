@@ -16,23 +16,27 @@ import json
 import os
 import re
 import shlex
+import shutil
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codegym.core.git import GitError
+from codegym.core.paths import staged_folder
 from codegym.importers.common import ImportReport, read_source, task_name, write_suite
 from codegym.importers.minepack import pack_suite
-from codegym.importers.repodeps import repo_environment
+from codegym.importers.repodeps import list_tree, merge_requirements, repo_environment
 from codegym.judge import judge
 from codegym.judge.kinds.repo import Resolution, resolution
 from codegym.judge.logs.swebench import parser_for_repo
-from codegym.tasks.load import load_task
-from codegym.tasks.repo import FAIL_TO_PASS, PASS_TO_PASS, RepoSource, SWEError, git_dir, patch_paths
+from codegym.tasks.load import TaskValidationError, load_task
+from codegym.tasks.patches import SWEError, check_patch, patch_paths
+from codegym.tasks.repo import FAIL_TO_PASS, PASS_TO_PASS, RepoSource, check_commit, git_dir, has_commit
 
-__all__ = ["swebench_task", "import_swebench", "swebench_flavour", "repo_url_for", "SWEBENCH_FIELDS",
-           "PYTEST_COMMAND", "GITHUB_URL", "SWEGrade", "grade"]
+__all__ = ["swebench_task", "import_swebench", "swebench_flavour", "repo_url_for", "validate_record", "install_for",
+           "SWEBENCH_FIELDS", "PYTEST_COMMAND", "GITHUB_URL", "SWEGrade", "grade"]
 
 #: the fields every SWE-bench-schema record has (SWE-smith and SWE-rebench too)
 SWEBENCH_FIELDS = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement")
@@ -49,6 +53,11 @@ _REPO_COMMANDS: dict[str, tuple[str, ...]] = {
 }
 #: the default test command: pytest's own report lines and a junit file (exact ids)
 PYTEST_COMMAND = ("python", "-m", "pytest", "-rA", "-p", "no:cacheprovider", "--junitxml=.codegym-junit.xml")
+#: a record's repository: owner/name of plain names (SWE-smith: swesmith/owner__name.commit),
+#: so it cannot leave the --repo-url template's root or add URL syntax to it
+_REPO_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}/[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$")
+#: a per-repository requirement given on the command line: owner/name=REQ
+_REPO_REQ = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*/[A-Za-z0-9_][A-Za-z0-9_.-]*)=(.+)$", re.S)
 
 
 def swebench_flavour(rec: Mapping[str, Any]) -> str | None:
@@ -77,7 +86,10 @@ def _upstream(rec: Mapping[str, Any]) -> str:
 
 def repo_url_for(template: str, repo: str) -> str:
     """`template` with ``{repo}`` (owner/name), ``{owner}``, ``{name}`` and ``{repo_plus}``
-    (owner+name: how mirrors are often laid out) filled in."""
+    (owner+name: how mirrors are often laid out) filled in. `repo` must be owner/name of
+    plain names (`SWEError` otherwise): a record cannot lead the URL out of the template."""
+    if not _REPO_NAME.match(repo) or ".." in repo.split("/"):
+        raise SWEError(f"repository {repo[:100]!r} is not owner/name")
     owner, _, name = repo.partition("/")
     return template.format(repo=repo, owner=owner, name=name, repo_plus=f"{owner}+{name}",
                            repo_dunder=f"{owner}__{name}")
@@ -91,9 +103,57 @@ def _id_list(value: Any, field_name: str, iid: str) -> list[str]:
             value = json.loads(value)
         except ValueError:
             raise SWEError(f"{iid}: {field_name} is not JSON: {value[:80]!r}") from None
+        except RecursionError:
+            raise SWEError(f"{iid}: {field_name} is JSON nested too deeply to be a list of test ids") from None
     if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
         raise SWEError(f"{iid}: {field_name} must be a list of test ids")
     return list(value)
+
+
+def validate_record(rec: Mapping[str, Any]) -> str:
+    """The instance id of a record that can become a task; `SWEError` saying what is wrong
+    otherwise: a missing or non-text field, a repository that is not owner/name, a commit
+    that is not a commit id, FAIL_TO_PASS / PASS_TO_PASS that are not lists of test ids
+    (or FAIL_TO_PASS empty), a patch that is not a diff, leaves the tree or makes a link
+    (`codegym.tasks.patches.check_patch`)."""
+    iid = rec.get("instance_id")
+    iid = iid if isinstance(iid, str) and iid else "?"
+    missing = [k for k in SWEBENCH_FIELDS if not rec.get(k)]
+    if missing:
+        raise SWEError(f"{iid}: missing field {', '.join(missing)}")
+    bad = [k for k in SWEBENCH_FIELDS if not isinstance(rec[k], str)]
+    if bad:
+        raise SWEError(f"{iid}: field {', '.join(bad)} must be text")
+    repo = _upstream(rec)
+    repo_url_for("{repo}", repo)
+    if str(rec["repo"]).startswith("swesmith/"):
+        repo_url_for("{repo}", "swesmith/" + str(rec["repo"]).split("/", 1)[1])
+    check_commit(rec["base_commit"], f"{iid}: base_commit")
+    env_commit = rec.get("environment_setup_commit")
+    if env_commit not in (None, ""):
+        check_commit(str(env_commit), f"{iid}: environment_setup_commit")
+    if not _id_list(rec.get("FAIL_TO_PASS"), "FAIL_TO_PASS", iid):
+        raise SWEError(f"{iid}: FAIL_TO_PASS is empty")
+    _id_list(rec.get("PASS_TO_PASS"), "PASS_TO_PASS", iid)
+    for k in ("patch", "test_patch"):
+        try:
+            check_patch(rec[k])
+        except SWEError as e:
+            raise SWEError(f"{iid}: {k}: {e}") from None
+    return iid
+
+
+def install_for(install: Sequence[str] | None, repo: str) -> list[str]:
+    """The command line's extra requirements for `repo`: every plain ``REQ`` and every
+    ``owner/name=REQ`` of that repository."""
+    out = []
+    for item in install or ():
+        m = _REPO_REQ.match(item)
+        if m is None:
+            out.append(item)
+        elif m.group(1).lower() == repo.lower():
+            out.append(m.group(2))
+    return out
 
 
 def _test_targets(repo: str, test_patch: str) -> list[str]:
@@ -149,22 +209,17 @@ def swebench_task(rec: Mapping[str, Any], *, suite: str = "swebench", test_comma
     """One SWE-bench / SWE-smith / SWE-rebench instance -> (task mapping, sibling files).
 
     `repo_url` is formatted by `repo_url_for` (a local mirror stands in for GitHub).
-    The tests' packages: `install`, else the record's own (SWE-rebench), else pytest and
-    what the repository declares at ``environment_setup_commit`` (read from `repo_url`
-    when `resolve_env`), else pytest alone. `setup` commands run once per checkout, `env`
+    The tests' packages: the record's own (SWE-rebench), else pytest and what the
+    repository declares at ``environment_setup_commit`` (read from `repo_url` when
+    `resolve_env`), else pytest alone; `install` adds to them (`install_for`: ``REQ`` for
+    every repository, ``owner/name=REQ`` for one). `setup` commands run once per checkout, `env`
     holds the test commands' variables; `image` (a template like `repo_url`'s with
     ``{instance_id}``) names a prebuilt container image instead of codegym's own."""
-    iid = str(rec.get("instance_id") or "")
-    missing = [k for k in SWEBENCH_FIELDS if not rec.get(k)]
-    if missing:
-        raise SWEError(f"{iid or '?'}: missing field {', '.join(missing)}")
+    iid = validate_record(rec)
     name = task_name(iid)
     repo = _upstream(rec)
     f2p = _id_list(rec.get("FAIL_TO_PASS"), "FAIL_TO_PASS", iid)
     p2p = _id_list(rec.get("PASS_TO_PASS"), "PASS_TO_PASS", iid)
-    if not f2p:
-        raise SWEError(f"{iid}: FAIL_TO_PASS is empty")
-    patch_paths(rec["patch"])  # both must be readable diffs
     rec_packages, rec_setup, rec_command = _record_environment(rec)
     prefix = (list(test_command) if test_command else _argv(rec_command)
               or list(_REPO_COMMANDS.get(repo, PYTEST_COMMAND)))
@@ -178,7 +233,7 @@ def swebench_task(rec: Mapping[str, Any], *, suite: str = "swebench", test_comma
         hidden.append({"name": PASS_TO_PASS, "command": command, "tests": p2p})
     url = repo_url_for(repo_url, str(rec["repo"]) if str(rec["repo"]).startswith("swesmith/") else repo)
     env_commit = str(rec.get("environment_setup_commit") or rec["base_commit"])
-    packages, env_vars, licence = list(install) if install else rec_packages, {}, None
+    packages, env_vars, licence = rec_packages, {}, None
     if resolve_env:
         try:
             found = repo_environment(git_dir(_source(url, env_commit)), env_commit)
@@ -186,8 +241,10 @@ def swebench_task(rec: Mapping[str, Any], *, suite: str = "swebench", test_comma
             env_vars, licence = found["env"], found["licence"]
         except (SWEError, ValueError, OSError):
             pass  # the repository is not reachable now: pytest alone
+    # the command line's --install adds to the record's list (a name it repeats: its version wins)
+    packages = merge_requirements(packages or ["pytest"], install_for(install, repo))
     extra: dict[str, Any] = {"patch": {"file": f"{name}/gold.patch"}, "test_patch": {"file": f"{name}/test.patch"},
-                             "instance_id": iid, "repo": repo, "install": packages or ["pytest"],
+                             "instance_id": iid, "repo": repo, "install": packages,
                              "env": {**env_vars, **(env or {})}}
     parser = parser_for_repo(repo)
     if parser and not test_command and not rec_command:
@@ -225,6 +282,25 @@ def _source(url: str, commit: str) -> RepoSource:
     return RepoSource("bundle" if path.name.endswith(".bundle") else "dir", str(path), commit)
 
 
+def _check_local(url: str, rec: Mapping[str, Any], iid: str) -> None:
+    """A local repository (a mirror) holds the record's base and environment commits, and
+    the environment commit's tree can be read (`SWEError` saying which and why)."""
+    base = str(rec["base_commit"])
+    env_commit = str(rec.get("environment_setup_commit") or base)
+    try:
+        gdir = git_dir(_source(url, None))
+    except (SWEError, GitError, OSError) as e:
+        raise SWEError(f"{iid}: the repository {url} cannot be read: {e}") from None
+    for what, commit in (("base commit", base), ("environment commit", env_commit)):
+        if not has_commit(gdir, commit):
+            raise SWEError(f"{iid}: {what} {commit} is not in the repository {url}")
+    try:
+        list_tree(gdir, env_commit)
+    except GitError as e:
+        raise SWEError(f"{iid}: the files of environment commit {env_commit} cannot be read from {url} "
+                       f"(an incomplete repository?): {str(e).rsplit('failed: ', 1)[-1][:200]}") from None
+
+
 def import_swebench(path: str | os.PathLike, out_dir: str | os.PathLike, *, suite: str | None = None,
                     ids: Sequence[str] | None = None, limit: int | None = None,
                     test_command: Sequence[str] | None = None, validate: bool = True,
@@ -234,9 +310,13 @@ def import_swebench(path: str | os.PathLike, out_dir: str | os.PathLike, *, suit
     """Import SWE-bench-schema instances into a suite folder: ``suite.yaml``, ``<name>.yaml``
     per instance and ``<name>/{issue.md, gold.patch, test.patch}`` (see `swebench_task` for
     the options). Ids are ``<suite>/<instance_id>`` (suite: the folder name by default).
-    A record that cannot be imported is skipped with where it is and why. Repositories
-    given as local paths (a mirror) are stored in the suite folder as one git bundle each
-    (`codegym.importers.minepack.pack_suite`): a task names files inside its suite only."""
+    A record that cannot be imported is skipped with one line saying where it is and why
+    (`validate_record`; a local repository must hold its base and environment commits,
+    readable); the others are imported. Repositories given as local paths (a mirror) are
+    stored in the suite folder as one git bundle each, holding the base trees only
+    (`codegym.importers.minepack.pack_suite`): a task names files inside its suite only.
+    The suite is written in a temporary folder that replaces `out_dir` at the end: an
+    import that fails leaves `out_dir` as it was."""
     t0 = time.monotonic()
     out = Path(out_dir)
     suite = suite or out.name
@@ -247,8 +327,9 @@ def import_swebench(path: str | os.PathLike, out_dir: str | os.PathLike, *, suit
     wanted = set(ids) if ids else None
     tasks: list[dict] = []
     siblings: dict[str, str] = {}
+    names: dict[str, str] = {}
     for where, rec in src.records:
-        iid = str(rec.get("instance_id", "?"))
+        iid = str(rec.get("instance_id", "?"))[:200]
         if wanted is not None and iid not in wanted:
             continue
         if limit is not None and len(tasks) >= limit:
@@ -256,40 +337,69 @@ def import_swebench(path: str | os.PathLike, out_dir: str | os.PathLike, *, suit
         try:
             task, files = swebench_task(rec, suite=suite, test_command=test_command, repo_url=repo_url,
                                         install=install, setup=setup, env=env, image=image)
-        except SWEError as e:
-            report.skip(f"{where} ({iid})", str(e))
+            name = task["id"].rsplit("/", 1)[-1]
+            if name in names:
+                raise SWEError(f"{iid}: a second record of the task name {name} (first: {names[name]})")
+            url = task["repo"]["url"]
+            if not _REMOTE.match(url):
+                if "://" not in url:
+                    url = task["repo"]["url"] = str(Path(url).expanduser().resolve())
+                _check_local(url, rec, iid)
+        except (SWEError, GitError, ValueError, OSError, RecursionError) as e:
+            report.skip(f"{where} ({iid})", " ".join(str(e).split())[:500])
             continue
+        names[name] = where
         tasks.append(task)
         siblings.update(files)
-        report.count(str(rec.get("repo")))
+        report.count(_upstream(rec))
     if repo_url == GITHUB_URL and tasks:
         report.notes.append("repositories are cloned from GitHub when first used: that needs the network "
                             "(offline, give --repo-url a local mirror, e.g. /mirrors/{repo_plus})")
+    with staged_folder(out) as stage:
+        dropped = _write(stage, tasks, siblings, suite, Path(path).name, report, validate)
+    report.written = [t["id"] for t in tasks if t["id"] not in dropped]
+    report.elapsed_s = time.monotonic() - t0
+    return report
+
+
+_DEFAULTS = {"kind": "repo", "language": "python",
+             "limits": {"time_s": 600, "memory_mb": 8192, "processes": 512, "disk_mb": 8192,
+                        "output_bytes": 1 << 25, "open_files": 4096, "file_size_mb": 1024}}
+
+
+def _write(stage: Path, tasks: list[dict], siblings: Mapping[str, str], suite: str, source: str,
+           report: ImportReport, validate: bool) -> set[str]:
+    """Write the suite into `stage`: files, task YAML, the local repositories packed, every
+    task loaded back (`validate`); a task dropped on the way is a skip line of `report`.
+    Returns the ids of the tasks dropped."""
     for rel, text in siblings.items():
-        target = out / rel
+        target = stage / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
-    defaults = {"kind": "repo", "language": "python",
-                "limits": {"time_s": 600, "memory_mb": 8192, "processes": 512, "disk_mb": 8192,
-                           "output_bytes": 1 << 25, "open_files": 4096, "file_size_mb": 1024}}
-    paths = write_suite(out, tasks, name=suite, defaults=defaults, validate=False,
-                        description=f"SWE-bench instances imported from {Path(path).name}")
+    paths = write_suite(stage, tasks, name=suite, defaults=_DEFAULTS, validate=False,
+                        description=f"SWE-bench instances imported from {source}")
+    by_name = {t["id"].rsplit("/", 1)[-1]: t["id"] for t in tasks}
+    gone: set[str] = set()
     if any(not _REMOTE.match(t["repo"]["url"]) for t in tasks):
         # a task names files inside its suite folder only: local mirrors become one bundle
         # per repository there (repos/), holding the base trees the tasks need
-        packed = pack_suite(out)
+        packed = pack_suite(stage)
         report.notes.append(packed.summary.splitlines()[-1])
         for name, why in packed.dropped:
-            report.skip(name, f"base commit not in the repository: {why}")
-        gone = {name for name, _ in packed.dropped}
-        tasks = [t for t in tasks if t["id"].rsplit("/", 1)[-1] not in gone]
-        paths = [p for p in paths if p.stem not in gone]
+            report.skip(name, why)
+            gone.add(name)
     if validate:
         for p in paths:
-            load_task(p)
-    report.written = [t["id"] for t in tasks]
-    report.elapsed_s = time.monotonic() - t0
-    return report
+            if p.stem in gone:
+                continue
+            try:
+                load_task(p)
+            except (TaskValidationError, ValueError, OSError) as e:
+                report.skip(p.stem, f"the written task does not load: {' '.join(str(e).split())[:300]}")
+                gone.add(p.stem)
+                p.unlink(missing_ok=True)
+                shutil.rmtree(p.with_suffix(""), ignore_errors=True)
+    return {by_name[n] for n in gone if n in by_name}
 
 
 # =========================================================================== grading

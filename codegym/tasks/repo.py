@@ -8,7 +8,7 @@
   ids, test command, setup commands, packages and environment variables; `env_spec`: the
   packages as a `codegym.sandbox.repoenv.EnvSpec` (the environment the tests run in).
 - `git_dir`: a local git directory of a git, bundle or directory source (history walks).
-- `patch_paths`, `apply_patch`: unified diffs (``git apply`` on the touched files only).
+- patches (`patch_paths`, `apply_patch`, checked first) are `codegym.tasks.patches`'.
 - `gold_patch`, `reference_files`, `with_reference`: the gold patch as the task's
   ``reference`` solution.
 
@@ -23,7 +23,6 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 import tarfile
 import tempfile
 import threading
@@ -32,15 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import unidiff
-
+from codegym.core.git import GIT_IDENTITY, git, git_text
 from codegym.sandbox.repoenv import EnvSpec
+from codegym.tasks.patches import SWEError, apply_patch, check_relpath
 from codegym.tasks.schema import Solution
 
 __all__ = [
     "SWEError", "RepoSource", "repo_source", "materialize", "BaseTree", "base_tree", "git_dir",
-    "SWEData", "swe_data", "env_spec", "patch_paths", "apply_patch", "gold_patch", "reference_files", "with_reference",
-    "FAIL_TO_PASS", "PASS_TO_PASS", "UNITTEST_COMMAND",
+    "SWEData", "swe_data", "env_spec", "gold_patch", "reference_files", "with_reference",
+    "FAIL_TO_PASS", "PASS_TO_PASS", "UNITTEST_COMMAND", "check_commit",
 ]
 
 
@@ -52,11 +51,17 @@ UNITTEST_COMMAND = ("python3", "-m", "unittest", "-v", "-b")
 
 _TARBALL_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 _GIT_URL_RE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*://|[\w.\-]+@[\w.\-]+:)")
-_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
+#: what a commit of a task or record may be: a hex object id or a plain ref name (never an
+#: option: it is given to git)
+_COMMIT_RE = re.compile(r"^(?:[0-9a-fA-F]{4,64}|[A-Za-z0-9_][A-Za-z0-9_./+-]{0,200})(?:[~^][0-9]{0,4})*$")
 
 
-class SWEError(ValueError):
-    """A repository that cannot be materialised, a patch that does not apply, a bad record."""
+def check_commit(commit: str, what: str = "commit") -> str:
+    """`commit` when it is a hex object id or a plain ref name (``HEAD``, ``v1.2``,
+    ``main~1``); `SWEError` otherwise (it is given to git, so never an option)."""
+    if not isinstance(commit, str) or not _COMMIT_RE.match(commit) or ".." in commit:
+        raise SWEError(f"{what} {str(commit)[:80]!r} is not a commit id or a ref name")
+    return commit
 
 
 # =========================================================================== sources
@@ -91,6 +96,8 @@ def repo_source(task) -> RepoSource:
     if repo is None or not getattr(repo, "url", None):
         raise SWEError(f"task {task.id} has no repository (repo.url)")
     url, commit = str(repo.url), (str(repo.commit) if repo.commit else None)
+    if commit is not None:
+        check_commit(commit, f"task {task.id}: repo.commit")
     if _GIT_URL_RE.match(url):
         return RepoSource("git", url, commit)
     path = Path(url).expanduser()
@@ -110,16 +117,6 @@ def repo_source(task) -> RepoSource:
     if kind != "dir" and not path.is_file():
         raise SWEError(f"task {task.id}: repository file not found: {path}")
     return RepoSource(kind, str(path), commit)
-
-
-def _git(args: Sequence[str], cwd: str | os.PathLike | None = None, *, input: bytes | None = None,
-         capture: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, **_GIT_ENV}
-    p = subprocess.run(["git", *args], cwd=cwd, env=env, input=input,
-                       stdout=subprocess.PIPE if capture else None, stderr=subprocess.PIPE)
-    if p.returncode != 0:
-        raise SWEError(f"git {' '.join(args)} failed: {p.stderr.decode('utf-8', 'replace').strip()}")
-    return p
 
 
 def _cache_root() -> Path:
@@ -144,17 +141,24 @@ def _bare_clone(location: str, key: str, commit: str | None) -> Path:
             dest.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=dest.parent))
             try:
-                _git(["clone", "--quiet", "--bare", location, str(tmp / "r")])
+                git(["clone", "--quiet", "--bare", "--template=", "--end-of-options", location, str(tmp / "r")],
+                    error=SWEError)
                 try:
                     os.rename(tmp / "r", dest)
                 except OSError:  # another process finished first: use theirs
                     pass
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
-        if commit and subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=dest,
-                                     env={**os.environ, **_GIT_ENV}, capture_output=True).returncode != 0:
-            _git(["fetch", "--quiet", location, commit], cwd=dest)
+        if commit and not has_commit(dest, commit):
+            # a shallow mirror's commits come with their own shallow boundary
+            git(["fetch", "--quiet", "--update-shallow", "--no-tags", "--end-of-options", location, commit], dest,
+                error=SWEError)
     return dest
+
+
+def has_commit(git_dir: str | os.PathLike, commit: str) -> bool:
+    """`commit` names a commit whose object is in `git_dir` (its tree may still miss objects)."""
+    return git(["cat-file", "-e", f"{check_commit(commit)}^{{commit}}"], git_dir, check=False).returncode == 0
 
 
 def _safe_member(m: tarfile.TarInfo, dest: Path) -> bool:
@@ -194,12 +198,13 @@ def _extract_tar_stream(stream, dest: Path) -> None:
 def _git_export(git_dir: Path, rev: str, dest: Path) -> None:
     """Write the tree of `rev` into `dest` (no .git): every blob as stored, as a checkout on
     this machine has it (not ``git archive``, whose export-subst rewrites files such as a
-    ``_version.py`` and export-ignore drops others, so patches would not apply)."""
-    env = {**os.environ, **_GIT_ENV}
-    ls = subprocess.run(["git", "ls-tree", "-r", "-z", "--full-tree", rev], cwd=git_dir, env=env,
-                        capture_output=True)
+    ``_version.py`` and export-ignore drops others, so patches would not apply). A path
+    that leaves the tree or enters a ``.git`` is refused; a symbolic link whose target
+    leaves the tree is not written (links come last, so no file is written through one)."""
+    check_commit(rev, "revision")
+    ls = git(["ls-tree", "-r", "-z", "--full-tree", "--end-of-options", rev], git_dir, check=False)
     if ls.returncode != 0:
-        raise SWEError(f"git ls-tree {rev} failed in {git_dir}: {ls.stderr.decode('utf-8', 'replace').strip()}")
+        raise SWEError(f"commit {rev} cannot be read from {git_dir}: {_git_words(ls.stderr)}")
     entries = []
     for item in ls.stdout.split(b"\0"):
         if not item:
@@ -209,27 +214,43 @@ def _git_export(git_dir: Path, rev: str, dest: Path) -> None:
         if kind != b"blob":
             continue  # submodules
         rel = os.fsdecode(path)
-        if rel.startswith("/") or ".." in rel.split("/"):
-            raise SWEError(f"unsafe path in {rev}: {rel!r}")
+        why = check_relpath(rel)
+        if why:
+            raise SWEError(f"commit {rev} holds {why}: {rel!r}")
         entries.append((mode, sha, rel))
-    proc = subprocess.run(["git", "cat-file", "--batch"], cwd=git_dir, env=env, capture_output=True,
-                          input=b"".join(sha + b"\n" for _, sha, _ in entries))
+    proc = git(["cat-file", "--batch"], git_dir, input=b"".join(sha + b"\n" for _, sha, _ in entries), check=False)
     if proc.returncode != 0:
-        raise SWEError(f"git cat-file failed in {git_dir}: {proc.stderr.decode('utf-8', 'replace').strip()}")
-    out, pos = proc.stdout, 0
-    for mode, _sha, rel in entries:
-        header_end = out.index(b"\n", pos)
-        size = int(out[pos:header_end].split()[2])
-        data = out[header_end + 1:header_end + 1 + size]
-        pos = header_end + 1 + size + 1
-        target = dest / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if mode == b"120000":
-            os.symlink(os.fsdecode(data), target)
-        else:
+        raise SWEError(f"the files of commit {rev} cannot be read from {git_dir}: {_git_words(proc.stderr)}")
+    out, pos, links = proc.stdout, 0, []
+    try:
+        for mode, sha, rel in entries:
+            header_end = out.index(b"\n", pos)
+            header = out[pos:header_end].split()
+            if len(header) != 3:  # "<sha> missing": an incomplete repository
+                raise SWEError(f"commit {rev}: object {sha.decode()} ({rel}) is missing from {git_dir}")
+            size = int(header[2])
+            data = out[header_end + 1:header_end + 1 + size]
+            pos = header_end + 1 + size + 1
+            if mode == b"120000":
+                links.append((rel, os.fsdecode(data)))
+                continue
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
             if mode == b"100755":
                 target.chmod(0o755)
+        for rel, link in links:
+            inside = os.path.normpath(os.path.join(os.path.dirname(rel), link))
+            if link.startswith("/") or check_relpath(inside) or inside == ".":
+                continue  # a link out of the tree is not part of it
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(link, dest / rel)
+    except OSError as e:  # a tree that names a path twice, as a file and as a folder
+        raise SWEError(f"commit {rev} cannot be written out: {e}") from None
+
+
+def _git_words(stderr: bytes) -> str:
+    return " ".join(stderr.decode("utf-8", "replace").split())[:300]
 
 
 def _is_bare(path: Path) -> bool:
@@ -282,13 +303,12 @@ def _dir_signature(path: Path) -> str:
         dirs[:] = sorted(d for d in dirs if d not in (".git", "__pycache__"))
         for f in sorted(files):
             try:
-                st = os.stat(os.path.join(root, f))
+                st = os.lstat(os.path.join(root, f))
             except OSError:
                 continue
             h.update(f"{os.path.relpath(os.path.join(root, f), path)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
     if (path / ".git").exists():
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=path, capture_output=True, text=True)
-        h.update(head.stdout.encode())
+        h.update(git(["rev-parse", "HEAD"], path, check=False).stdout)
     return h.hexdigest()
 
 
@@ -317,15 +337,10 @@ class BaseTree:
         # The base is committed on a branch (so it is the workspace's starter commit as is)
         # and packed: every episode copies this .git, and a packed one is a few files
         # instead of hundreds of object directories to copy and delete.
-        env = {"GIT_AUTHOR_NAME": "codegym", "GIT_AUTHOR_EMAIL": "codegym@localhost",
-               "GIT_COMMITTER_NAME": "codegym", "GIT_COMMITTER_EMAIL": "codegym@localhost",
-               "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z"}
         for args in (["init", "-q", "--template=", "-b", "base"], ["add", "-A"],
-                     ["-c", "commit.gpgsign=false", "commit", "-q", "--allow-empty", "--no-verify", "-m", "base"],
+                     ["commit", "-q", "--allow-empty", "--no-verify", "-m", "base"],
                      ["repack", "-a", "-d", "-q"], ["prune-packed"]):
-            p = subprocess.run(["git", *args], cwd=root, env={**os.environ, **_GIT_ENV, **env}, capture_output=True)
-            if p.returncode != 0:
-                raise SWEError(f"git {' '.join(args)} failed in {root}: {p.stderr.decode('utf-8', 'replace').strip()}")
+            git(args, root, env=GIT_IDENTITY, error=SWEError)
         self._files: dict[str, str] | None = None
         self._lock = threading.Lock()
 
@@ -350,7 +365,7 @@ class BaseTree:
 def _tracked_files(root: Path) -> dict[str, str]:
     """{path: text} of the files git tracks in `root`, read as the episode's workspace
     reads them: a symbolic link that leads out of the tree is not part of it."""
-    listed = _git(["ls-files", "-z"], cwd=root).stdout.decode("utf-8", "surrogateescape")
+    listed = git_text(["ls-files", "-z"], root, error=SWEError)
     real_root = os.path.realpath(root) + os.sep
     files: dict[str, str] = {}
     for p in sorted(x for x in listed.split("\0") if x):
@@ -509,70 +524,6 @@ def env_spec(task) -> EnvSpec | None:
     repo = getattr(task, "repo", None)
     label = str(data.extra.get("repo") or getattr(repo, "url", "") or "")
     return EnvSpec(repo=label, version=str(data.extra.get("version") or ""), packages=tuple(data.install))
-
-
-# =========================================================================== patches
-
-
-def _strip_prefix(p: str) -> str | None:
-    if p in ("/dev/null", "dev/null") or not p:
-        return None
-    p = p.strip('"')
-    return p[2:] if p[:2] in ("a/", "b/") else p
-
-
-def patch_paths(patch: str) -> tuple[set[str], set[str], set[str]]:
-    """(modified, added, removed) paths of a unified diff (renames: old removed, new added)."""
-    try:
-        ps = unidiff.PatchSet(patch)
-    except unidiff.UnidiffParseError as e:
-        raise SWEError(f"not a unified diff: {e}") from None
-    modified, added, removed = set(), set(), set()
-    for pf in ps:
-        src, tgt = _strip_prefix(pf.source_file), _strip_prefix(pf.target_file)
-        if pf.is_added_file or src is None:
-            added.add(tgt)
-        elif pf.is_removed_file or tgt is None:
-            removed.add(src)
-        elif src != tgt:
-            removed.add(src)
-            added.add(tgt)
-        else:
-            modified.add(tgt)
-    return modified, added - {None}, removed - {None}
-
-
-def apply_patch(files: Mapping[str, str | None], patch: str) -> dict[str, str | None]:
-    """The files a patch touches after applying it to `files` (``git apply``, strict
-    context): {path: new text, or None when the patch deletes it}."""
-    if not patch or not patch.strip():
-        return {}
-    modified, added, removed = patch_paths(patch)
-    with tempfile.TemporaryDirectory(prefix="codegym-patch-") as tmp:
-        root = Path(tmp) / "t"
-        root.mkdir()
-        for p in modified | removed | added:
-            text = files.get(p)
-            if text is None:
-                continue
-            full = root / p
-            full.parent.mkdir(parents=True, exist_ok=True)
-            with open(full, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
-                fh.write(text)
-        env = {**os.environ, **_GIT_ENV, "GIT_CEILING_DIRECTORIES": tmp}
-        p = subprocess.run(["git", "apply", "--whitespace=nowarn", "-"], cwd=root, env=env,
-                           input=patch.encode("utf-8", "surrogateescape"), capture_output=True)
-        if p.returncode != 0:
-            raise SWEError("the patch does not apply: " + p.stderr.decode("utf-8", "replace").strip())
-        out: dict[str, str | None] = {}
-        for path in modified | removed | added:
-            full = root / path
-            if full.is_file():
-                with open(full, encoding="utf-8", errors="surrogateescape", newline="") as fh:
-                    out[path] = fh.read()
-            else:
-                out[path] = None
-        return out
 
 
 # =========================================================================== reference

@@ -56,10 +56,10 @@ def test_import_swebench_writes_a_loadable_suite_that_grades(mini_repo, tmp_path
     # the local repository is stored in the suite (repos/*.bundle); an instance whose base
     # commit is not in it (the made-up Django one) is skipped, saying so
     assert rep.written == ["swebench/acme__centsplit-1"]
-    assert [s[0] for s in rep.skipped] == ["record 3 (broken__x-1)", "django__django-1"]
-    assert "base commit not in the repository" in rep.skipped[1][1]
+    assert [s[0] for s in rep.skipped] == ["record 2 (django__django-1)", "record 3 (broken__x-1)"]
+    assert rep.skipped[0][1] == f"django__django-1: base commit abc is not in the repository file://{root}/repo"
     assert (out / "repos" / "acme__centsplit.bundle").is_file()
-    assert "missing field base_commit" not in rep.skipped[0][1] and "missing field patch" in rep.skipped[0][1]
+    assert "missing field base_commit" not in rep.skipped[1][1] and "missing field patch" in rep.skipped[1][1]
     suite = load_suite(out)
     t = suite.get("swebench/acme__centsplit-1")
     assert t.repo.url == "repos/acme__centsplit.bundle" and t.statement == SUITE.get(CENTS).statement

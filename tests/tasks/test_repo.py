@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from _repo_tasks import CENTS, SUITE, TASKS, make_mini_repo, repo_task
 
-from codegym.tasks.repo import SWEError, apply_patch, base_tree, patch_paths, repo_source, swe_data
+from codegym.tasks.patches import SWEError, apply_patch, patch_paths
+from codegym.tasks.repo import base_tree, repo_source, swe_data
 
 
 def test_bundled_suite_has_original_repositories_with_patches():

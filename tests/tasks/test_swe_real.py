@@ -15,7 +15,8 @@ from codegym import load_suite
 from codegym.importers.mine import verify
 from codegym.importers.repodeps import PERMISSIVE
 from codegym.sandbox import make_sandbox
-from codegym.tasks.repo import base_tree, patch_paths, repo_source, swe_data
+from codegym.tasks.patches import patch_paths
+from codegym.tasks.repo import base_tree, repo_source, swe_data
 
 SUITE = load_suite("swe_real")
 TASKS = list(SUITE)

@@ -30,16 +30,8 @@ from codegym.judge.logs.pytest import django_to_dotted, parse_results
 from codegym.judge.logs.swebench import OfficialParserMissing
 from codegym.judge.report import CaseResult, clip, exec_message, tail
 from codegym.sandbox.repoenv import EnvBuildError, build_env, env_image, find_env
-from codegym.tasks.repo import (
-    FAIL_TO_PASS,
-    PASS_TO_PASS,
-    SWEError,
-    apply_patch,
-    base_tree,
-    env_spec,
-    patch_paths,
-    swe_data,
-)
+from codegym.tasks.patches import SWEError, apply_patch, patch_paths
+from codegym.tasks.repo import FAIL_TO_PASS, PASS_TO_PASS, base_tree, env_spec, swe_data
 
 __all__ = [
     "file_of_test_id", "restore_paths", "grading_tree", "CommandRun", "RunEnv", "run_env", "repo_image",
