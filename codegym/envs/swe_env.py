@@ -243,7 +243,7 @@ class SWEEnv(CodeEnv):
         lines = []
         if ids:
             for t in ids:
-                st = res.status_of(t)
+                st = res.status_of(t, tenv.parser)
                 lines.append(f"{st or 'not found in the report'}  {t}")
         counts: dict[str, int] = {}
         for s in res.statuses.values():

@@ -355,7 +355,7 @@ def evaluate_case(wanted: Sequence[str], run: CommandRun, parser: str | None = N
                         + (" ..." if len(res.errors) > 3 else ""))
     if wanted:
         for t in wanted:
-            st = res.status_of(t)
+            st = res.status_of(t, parser)
             if st is None:
                 st = "missing"
             elif not res.complete:

@@ -31,13 +31,15 @@ class TestReport:
 
 
 def nodeid_to_junit(nodeid: str) -> str:
-    """pytest node id ``tests/test_x.py::TestA::test_b[1]`` -> junit ``tests.test_x.TestA::test_b[1]``."""
-    parts = nodeid.split("::")
-    path = parts[0]
-    if path.endswith(".py"):
-        path = path[:-3]
-    cls = ".".join([path.replace("/", "."), *parts[1:-1]])
-    return f"{cls}::{parts[-1]}" if len(parts) > 1 else cls
+    """pytest node id ``tests/test_x.py::TestA::test_b[1]`` -> junit ``tests.test_x.TestA::test_b[1]``
+    (pytest's own ``mangle_test_address``: the parameters after the first ``[`` are kept
+    whole, ``::`` in them included)."""
+    path, bracket, params = nodeid.partition("[")
+    parts = path.split("::")
+    head = parts[0][:-3] if parts[0].endswith(".py") else parts[0]
+    parts[0] = head.replace("/", ".")
+    parts[-1] += bracket + params
+    return f"{'.'.join(parts[:-1])}::{parts[-1]}" if len(parts) > 1 else parts[0]
 
 
 def parse_junit(xml_text: str) -> TestReport:

@@ -6,7 +6,9 @@ pytest's text (``-rA`` summary and ``-v`` lines: ids with spaces, brackets, unic
 colour stripped, `strip_ansi`); `parse_results` picks junit XML when the run wrote it, a
 named official SWE-bench parser (`codegym.judge.logs.swebench`), or one of those. Test
 ids are unittest's dotted ids, pytest node ids or SWE-bench's Django form
-``test_y (tests.test_x.Class)`` (`django_to_dotted`).
+``test_y (tests.test_x.Class)`` (`django_to_dotted`); a listed id that names no test
+exactly may be one as SWE-bench's parser wrote it (cut at its first space):
+`TestResults.status_of` then answers for the tests it stands for (`group_status`).
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ import re
 from dataclasses import dataclass, field
 
 from codegym.judge.logs.junit import nodeid_to_junit, parse_junit
-from codegym.judge.logs.swebench import official_statuses
+from codegym.judge.logs.swebench import harness_key, official_statuses
 
 __all__ = ["TestResults", "parse_unittest", "parse_pytest", "parse_results", "django_to_dotted", "strip_ansi",
-           "escape_id"]
+           "escape_id", "group_status"]
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
@@ -65,23 +67,57 @@ class TestResults:
     ran: int | None = None
     errors: list[str] = field(default_factory=list)
     source: str = "none"
+    _key_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def status_of(self, test_id: str) -> str | None:
-        for tid in dict.fromkeys((test_id, escape_id(test_id))):
+    def status_of(self, test_id: str, parser: str | None = None) -> str | None:
+        """The status of a listed test id: the test it names (as given, pytest's escaped
+        form, Django's form, junit's ``classname::name``), else -- an id as SWE-bench's
+        parser wrote it: cut at its first space by ``parse_log_pytest`` (as the published
+        lists have it), or as the task's parser `parser` records it -- the `group_status` of
+        the tests whose `harness_key` it is. None: no test."""
+        forms = self._forms(test_id)
+        for tid in forms:
             if tid in self.statuses:
                 return self.statuses[tid]
-            dotted = django_to_dotted(tid)
-            if dotted and dotted in self.statuses:
-                return self.statuses[dotted]
-            if "::" in tid and nodeid_to_junit(tid) in self.statuses:
-                return self.statuses[nodeid_to_junit(tid)]
+        keys = self._keys(parser)
+        for tid in forms:
+            if tid in keys:
+                return group_status(keys[tid])
         return None
+
+    @staticmethod
+    def _forms(test_id: str) -> list[str]:
+        out = []
+        for tid in (test_id, escape_id(test_id)):
+            out.append(tid)
+            dotted = django_to_dotted(tid)
+            if dotted:
+                out.append(dotted)
+            if "::" in tid:
+                out.append(nodeid_to_junit(tid))
+        return list(dict.fromkeys(out))
+
+    def _keys(self, parser: str | None) -> dict[str, list[str]]:
+        """{an id SWE-bench's parsers record for reported tests (``parse_log_pytest``'s,
+        `parser`'s): the statuses of those tests}, without the ids that are their own key
+        (built once per parser and state of `statuses`)."""
+        if self._key_cache.get("n") != len(self.statuses):
+            self._key_cache.clear()
+            self._key_cache["n"] = len(self.statuses)
+        if parser not in self._key_cache:
+            keys: dict[str, list[str]] = {}
+            for rid, st in self.statuses.items():
+                for key in {harness_key(rid), harness_key(rid, parser) if parser else None} - {None, rid}:
+                    keys.setdefault(key, []).append(st)
+            self._key_cache[parser] = keys
+        return self._key_cache[parser]
 
     def put(self, test_id: str, status: str) -> None:
         """Record a status; when an id is reported twice the worst status stays."""
         old = self.statuses.get(test_id)
         if old is None or _SEVERITY[status] > _SEVERITY[old]:
             self.statuses[test_id] = status
+            self._key_cache.clear()
 
     @property
     def failures(self) -> int:
@@ -89,6 +125,20 @@ class TestResults:
 
 
 _SEVERITY = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+
+
+def group_status(statuses: list[str]) -> str:
+    """The status of a listed id that stands for several tests (SWE-bench's cut id): what
+    SWE-bench's harness reads from pytest's ``-rA`` summary, where a skipped test has no
+    line of its own and a failure's line comes after every pass -- failed (or error) when
+    any of them failed, passed when none failed and one passed, else skipped. So the id
+    passes only when each of its tests passed or was skipped, and one passed: an id that
+    matches two different tests never turns a failure into a pass."""
+    seen = [s for s in statuses if s != "skipped"]
+    if not seen:
+        return "skipped"
+    worst = max(seen, key=_SEVERITY.__getitem__)
+    return worst
 _UT_STATUS = r"ok|FAIL|ERROR|skipped(?: .*)?|expected failure|unexpected success"
 _UT_LINE = re.compile(r"^(?P<name>[^\s()]+) \((?P<paren>[^\s()]+)\)(?P<sub> \(.*\))?"
                       r"(?: (?P<doc>.*?))? \.\.\. ?(?P<status>" + _UT_STATUS + r")?\s*$")

@@ -5,6 +5,12 @@ runner, SymPy's, pytest variants); an imported instance of those repositories na
 (``metadata.extra.swe.log_parser``) and `official_statuses` runs it, mapping SWE-bench's
 statuses to the judge's (XFAIL counts as a pass, as in SWE-bench's grading). The package
 is the ``[swebench]`` extra, imported on first use only.
+
+`harness_key` is the id SWE-bench's parser records for a test: ``parse_log_pytest`` keeps
+a pytest id up to its first space, so published FAIL_TO_PASS / PASS_TO_PASS lists hold ids
+like ``tests/test_x.py::test_y[required-Missing``; `codegym.judge.logs.pytest.TestResults`
+matches a listed id against the tests whose key it is (docs/swe.md, "Test ids as SWE-bench
+writes them").
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-__all__ = ["REPO_PARSERS", "parser_for_repo", "official_statuses", "OfficialParserMissing"]
+__all__ = ["REPO_PARSERS", "parser_for_repo", "official_statuses", "OfficialParserMissing", "harness_key"]
 
 #: SWE-bench's parser of each repository it knows (swebench.harness.log_parsers.python);
 #: any other repository's pytest log is read by SWE-bench with ``parse_log_pytest``
@@ -57,3 +63,27 @@ def official_statuses(name: str, log: str) -> dict[str, str]:
     """{test id: passed | failed | error | skipped} read by SWE-bench's parser `name`."""
     raw = _parser(name)(log, None)
     return {tid: _STATUS.get(str(getattr(st, "value", st)), "failed") for tid, st in raw.items()}
+
+
+#: SWE-bench's parsers of runners whose ids are not pytest's
+_NOT_PYTEST = frozenset({"parse_log_django", "parse_log_sympy"})
+
+
+def harness_key(test_id: str, parser: str | None = None) -> str | None:
+    """The id under which SWE-bench's parser `parser` (default ``parse_log_pytest``, what
+    SWE-bench reads any other pytest log with) records the test `test_id`: the parser
+    itself run on the ``PASSED <id>`` line of pytest's ``-rA`` summary (so the trimmed
+    paths of ``parse_log_pytest_options`` and matplotlib's renamed buttons are as the
+    harness has them); ``parse_log_pytest``'s own rule -- the id up to its first
+    whitespace -- without the ``swebench`` package. None for the runners that are not
+    pytest (Django's, SymPy's)."""
+    name = parser or "parse_log_pytest"
+    if name in _NOT_PYTEST:
+        return None
+    try:
+        fn = _parser(name)
+    except OfficialParserMissing:
+        words = test_id.split()
+        return words[0] if words else None
+    keys = list(fn("PASSED " + " ".join(test_id.split()), None))
+    return keys[0] if len(keys) == 1 else None
