@@ -17,6 +17,11 @@ TORCH_WHEELS ?= /opt/wheels
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
 install:
+	@# mmdebstrap builds the sandbox's Python roots (codegym.sandbox.roots) from the Debian mirror
+	@command -v mmdebstrap >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		echo "installing mmdebstrap (apt-get)" && { apt-get install -y -q --no-install-recommends mmdebstrap || \
+		{ apt-get update -q && apt-get install -y -q --no-install-recommends mmdebstrap; }; }; } || \
+		echo "codegym: mmdebstrap is missing (apt-get install mmdebstrap): Python roots cannot be built"
 	@if $(PYTHON) -c 'import torch' 2>/dev/null; then \
 		echo "torch $$($(PYTHON) -c 'import torch; print(torch.__version__)') is installed: kept"; \
 	elif ls $(TORCH_WHEELS)/torch-$(TORCH_VERSION)+cpu-*.whl >/dev/null 2>&1; then \

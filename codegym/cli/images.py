@@ -36,14 +36,22 @@ from codegym.sandbox.images import (
     list_rows,
     registry_reachable,
 )
+from codegym.sandbox.roots import PYTHON_SUITES, ensure_root, root_image, root_info
 
 
 def cmd_build(args: argparse.Namespace) -> int:
     names = args.names or default_names()
+    roots = [n for n in names if n.startswith("py") and n[2:] in PYTHON_SUITES]
+    names = [n for n in names if n not in roots]
     unknown = [n for n in names if n not in RECIPES]
     if unknown:
-        print(f"codegym images: unknown image {unknown} (known: {', '.join(RECIPES)})", file=sys.stderr)
+        known = [*RECIPES, *(f"py{v}" for v in PYTHON_SUITES)]
+        print(f"codegym images: unknown image {unknown} (known: {', '.join(known)})", file=sys.stderr)
         return 2
+    if roots and _build_roots([n[2:] for n in roots], args.rebuild):
+        return 1
+    if not names:
+        return 0
     method, host = args.method, []
     if method == "auto":
         host = [n for n in names if host_available(RECIPES[n])]  # built last: FROM another image
@@ -82,6 +90,32 @@ def _build_with_engine(names: list[str], host: list[str], rebuild: bool) -> int:
             print(f"codegym images: building {n} failed: {e}", file=sys.stderr)
             return 1
     return 0
+
+
+def _build_roots(versions: list[str], rebuild: bool) -> int:
+    """The Python roots of `versions` (mmdebstrap, once per machine) and their images."""
+    def say(line: str) -> None:
+        print(f"codegym images: {line}", file=sys.stderr)
+    try:
+        client = docker_client()
+    except Exception as e:  # noqa: BLE001
+        client = None
+        say(f"no Docker engine answers ({e}): building the roots only")
+    for v in versions:
+        try:
+            root = ensure_root(v, log=say)
+            info = root_info(root)
+            say(f"Python {info.get('python_version', v)} root: {root.path} ({info.get('size_mb', '?')} MB, "
+                f"built in {info.get('build_s', '?')} s)")
+            if client is not None:
+                if rebuild:
+                    say("(--rebuild re-imports an image whose root changed; a root is rebuilt by removing "
+                        f"{root.path})")
+                say(f"{root_image(v, client, log=say)} ready")
+        except Exception as e:  # noqa: BLE001 - reported per root
+            say(f"the Python {v} root failed: {e}")
+            return 1
+    return 1 if client is None else 0
 
 
 def cmd_prune(args: argparse.Namespace) -> int:
@@ -138,7 +172,9 @@ def register(subparsers) -> None:
                                    "and builds the same images from the host's Debian mirror without any "
                                    "registry (root, Debian). Existing images are kept unless --rebuild.")
     b.add_argument("names", nargs="*", metavar="NAME",
-                   help=f"images to build: {', '.join(RECIPES)} (default: those of the default pool)")
+                   help=f"images to build: {', '.join(RECIPES)} (default: those of the default pool); "
+                        f"{', '.join('py' + v for v in PYTHON_SUITES)}: the Python root of that version "
+                        "(mmdebstrap from the host's Debian mirror, once) and its image codegym/pyroot:<version>")
     b.add_argument("--method", choices=("auto", "dockerfile", "debootstrap", "host"), default="auto",
                    help="dockerfile: docker build FROM debian:bookworm-slim; debootstrap: the shipped "
                         "docker-up.sh (root, Debian, no registry); host: a local base image plus this "

@@ -43,6 +43,8 @@ def make_sandbox(kind: str | None = None, **kw) -> Sandbox:
     (created on first use, closed at exit), so calling this repeatedly is
     cheap; with keyword arguments a new instance is made (the caller closes it).
     Local keywords: ``workers``, ``isolation`` ("auto" | "bwrap" | "rlimits"), ``python``.
+    ``python="3.9"`` (local and docker): every slot runs on that Python's root filesystem
+    (`codegym.sandbox.roots`; the nearest available version, ``strict=True``: RootError).
     """
     kind = (kind or os.environ.get("CODEGYM_SANDBOX") or "local").lower()
     if kw:

@@ -47,12 +47,15 @@ from codegym.sandbox.containers import (
 )
 from codegym.sandbox.images import DEFAULT_IMAGES, IMAGE_RECIPES, missing_image_message, task_image
 from codegym.sandbox.isolation import proc_start
+from codegym.sandbox.roots import PythonRoot, root_image, sandbox_root
 from codegym.sandbox.server_sandbox import ServerSandbox
 from codegym.sandbox.slots import SlotStartError
 from codegym.sandbox.types import Build, ExecResult, RunRequest, Sandbox
 
 #: interpreter of the runner inside the images
 CONTAINER_PYTHON = "/usr/bin/python3"
+#: the languages a Python root's image runs (it holds python3, gcc and g++)
+ROOT_LANGUAGES = ("python", "c", "cpp")
 
 
 class DockerUnavailable(RuntimeError):
@@ -98,15 +101,20 @@ class DockerSandbox(ServerSandbox):
                          gets at least Limits.memory_mb * 1.25 + 256 MiB
     pids_limit           cgroup pids cap of a container (default 512; per-run process
                          limits are RLIMIT_NPROC under the container's own uid)
-    python               interpreter of the runner inside the images
+    python               interpreter of the runner inside the images, or a Python version
+                         ("3.9") or `PythonRoot`: Python, C and C++ then run in that version's
+                         root image (`codegym.sandbox.roots.root_image`: the local backend's root,
+                         ``docker import``ed once); a version without a root falls back to the
+                         nearest (`python_note` says so) unless
+    strict               is true (RootError)
     client               a docker.DockerClient (default: docker.from_env())
     """
 
     def __init__(self, workers: int | None = None, images: Mapping[str, str] | None = None,
                  image: str | None = None, max_runs: int = 500, cpus: float = 1.0,
                  container_memory_mb: int = 1024, pids_limit: int = 512,
-                 python: str = CONTAINER_PYTHON, client=None, api_timeout_s: float = 120.0,
-                 max_containers: int | None = None):
+                 python: str | PythonRoot = CONTAINER_PYTHON, client=None, api_timeout_s: float = 120.0,
+                 max_containers: int | None = None, strict: bool = False):
         self.workers = max(1, int(workers or os.cpu_count() or 1))
         # one request at a time per container (run_many's threads call run): a
         # container is chosen per request for its task scope and image
@@ -115,7 +123,10 @@ class DockerSandbox(ServerSandbox):
         self.isolation = "docker"
         # each container has its own uid, as root-mode local slots do: RLIMIT_NPROC applies
         self._root = True
-        self._python = python
+        #: the Python root whose image runs Python, C and C++ (None: the default images), and why
+        #: it is not the version asked for
+        self.root, self.python_note = sandbox_root(python, strict)
+        self._python = self.root.python if self.root is not None else str(python)
         self.images = {**DEFAULT_IMAGES, **{get_language(k).name: v for k, v in (images or {}).items()}}
         self.image = image
         self.max_runs = max(1, int(max_runs))
@@ -127,6 +138,10 @@ class DockerSandbox(ServerSandbox):
         self.stats: collections.Counter = collections.Counter()
         self._pool = _PoolState()
         self._init_state()
+        if self.root is not None:  # (after the engine answered: the image is imported once)
+            tag = root_image(self.root.version, client)
+            given = {get_language(k).name for k in images or {}}
+            self.images.update({lang: tag for lang in ROOT_LANGUAGES if lang not in given})
 
     # ----- state (re-created in a forked child)
 

@@ -204,29 +204,52 @@ def rmtree(path: str) -> None:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def bwrap_argv(disk_mb: int, passwd: str, group: str, extra_binds: list[str], sandbox_path: str) -> list[str]:
+#: the pieces of a Python root's /etc a slot on that root sees (its passwd and group are the
+#: slot's own): the dynamic linker's cache, alternatives (cc, c++ ...), the time zone, the CA
+#: certificates (pip, git), the release's name and Python's own configuration (``/etc/python3*``)
+ROOT_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "ssl",
+            "ca-certificates", "ca-certificates.conf", "debian_version", "os-release")
+
+
+def _system_binds(root: str) -> list[str]:
+    """bubblewrap arguments for the system directories: the host's (`root` "/": /usr, /lib*,
+    /bin, /sbin and a few /etc files) or a Python root's (its /usr, /lib*, /bin, /sbin and
+    the /etc pieces of ROOT_ETC), all read-only, each at its usual place."""
+    host = root == "/"
+    a = ["--ro-bind", os.path.join(root, "usr"), "/usr"]
+    for top in ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"):
+        src = os.path.join(root, top[1:])
+        if os.path.islink(src):
+            a += ["--symlink", os.readlink(src), top]
+        elif os.path.isdir(src):
+            a += ["--ro-bind", src, top]
+    etc = os.path.join(root, "etc")
+    if host:
+        names = ["ld.so.cache", "ld.so.conf", "alternatives", "localtime"]
+    else:
+        names = [*ROOT_ETC, *sorted(n for n in os.listdir(etc) if n.startswith("python3"))]
+    for name in names:
+        src = os.path.join(etc, name)
+        if os.path.islink(src):
+            a += ["--symlink", os.readlink(src), f"/etc/{name}"]
+        elif os.path.exists(src) and (not host or name != "localtime"):
+            a += ["--ro-bind", src, f"/etc/{name}"]
+    return a
+
+
+def bwrap_argv(disk_mb: int, passwd: str, group: str, extra_binds: list[str], sandbox_path: str,
+               root: str = "/") -> list[str]:
     """bubblewrap's command line for a slot, up to the program it runs: a fresh
-    user/pid/net/ipc/uts/cgroup namespace, the system read-only, /box and /tmp
-    tmpfs mounts of `disk_mb` each, `passwd`/`group` as /etc's, PATH, HOME, LANG only."""
+    user/pid/net/ipc/uts/cgroup namespace, the system read-only (the host's, or with `root`
+    a Python root's: `codegym.sandbox.roots`), /box and /tmp tmpfs mounts of `disk_mb` each,
+    `passwd`/`group` as /etc's, PATH, HOME, LANG only."""
     size = str(disk_mb << 20)
     shm = str(min(disk_mb, 64) << 20)
     a = ["bwrap", "--unshare-all", "--unshare-user", "--as-pid-1", "--die-with-parent",
          "--new-session", "--hostname", "sandbox"]
     if "--disable-userns" in bwrap_features():
         a.append("--disable-userns")
-    a += ["--ro-bind", "/usr", "/usr"]
-    for top in ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"):
-        if os.path.islink(top):
-            a += ["--symlink", os.readlink(top), top]
-        elif os.path.isdir(top):
-            a += ["--ro-bind", top, top]
-    for f in ("/etc/ld.so.cache", "/etc/ld.so.conf"):
-        if os.path.exists(f):
-            a += ["--ro-bind", f, f]
-    if os.path.isdir("/etc/alternatives"):
-        a += ["--ro-bind", "/etc/alternatives", "/etc/alternatives"]
-    if os.path.islink("/etc/localtime"):
-        a += ["--symlink", os.readlink("/etc/localtime"), "/etc/localtime"]
+    a += _system_binds(root)
     a += ["--ro-bind", passwd, "/etc/passwd", "--ro-bind", group, "/etc/group"]
     for src in extra_binds:
         a += ["--ro-bind", src, src]
@@ -280,6 +303,6 @@ def toolchain_binds(python: str) -> tuple[list[str], str]:
     return binds, ":".join(path)
 
 
-__all__ = ["IsolationUnavailable", "UNSAFE_ENV", "unsafe_opted_in", "refusal", "confinement_problem",
+__all__ = ["IsolationUnavailable", "UNSAFE_ENV", "unsafe_opted_in", "refusal", "confinement_problem", "ROOT_ETC",
            "bwrap_available", "bwrap_features", "bwrap_argv", "etc_files", "toolchain_binds", "claim_uid",
            "kill_uid", "proc_start", "instance_dir", "rmtree", "warn_once", "warn_rlimits"]

@@ -27,7 +27,7 @@ import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
-from codegym.core.languages import SANDBOX_PATH, python_path
+from codegym.core.languages import SANDBOX_PATH, LanguageSpec, python_path
 from codegym.core.limits import Limits
 from codegym.sandbox.buildcache import BuildCache, shared_cache
 from codegym.sandbox.forkserver.source import server_source
@@ -46,7 +46,8 @@ from codegym.sandbox.isolation import (
     warn_once,
     warn_rlimits,
 )
-from codegym.sandbox.repoenv import sandbox_binds
+from codegym.sandbox.repoenv import env_root, sandbox_binds
+from codegym.sandbox.roots import PythonRoot, RootError, sandbox_root
 from codegym.sandbox.server_sandbox import PIPELINE, ServerSandbox
 from codegym.sandbox.slots import Conn, Slot, SlotBroken, SlotStartError
 
@@ -137,7 +138,8 @@ class ProcessSlot(Slot):
         uid = self.uid if self.uid is not None else os.getuid()
         gid = self.uid if self.uid is not None else os.getgid()
         passwd, group = etc_files(sb._dir, self.index, uid, gid)
-        a = bwrap_argv(disk_mb, passwd, group, sb._extra_binds, sb._sandbox_path)
+        a = bwrap_argv(disk_mb, passwd, group, sb._extra_binds, sb._sandbox_path,
+                       str(sb.root.path) if sb.root is not None else "/")
         cfg = {"box": "/box", "wipe": ["/tmp", "/dev/shm"], "kill_all": True, **_debug_cfg()}
         a += [sb._python, "-I", "-S", "-c", BOOTSTRAP, json.dumps(cfg)]
         return a, {"PATH": SANDBOX_PATH}, "/"
@@ -208,7 +210,11 @@ class LocalSandbox(ServerSandbox):
     isolation  "auto" (bwrap; where bubblewrap is not usable, IsolationUnavailable naming the
                remedies), "bwrap" or "rlimits" (no isolation: an explicit opt-in);
                CODEGYM_UNSAFE_NO_ISOLATION=1 makes "auto" mean "rlimits"
-    python     interpreter for the fork servers and Python programs (default: python_path())
+    python     interpreter for the fork servers and Python programs (default: python_path()), or
+               a Python version ("3.9") or `PythonRoot`: every slot then runs on that version's
+               root filesystem (`codegym.sandbox.roots`; built once; needs bubblewrap); a version
+               without a root falls back to the nearest (`python_note` says so) unless
+    strict     is true (RootError)
     pipeline   requests a slot holds at once in `run_many` (1: send the next request only
                after the answer to the last)
 
@@ -216,17 +222,28 @@ class LocalSandbox(ServerSandbox):
     """
 
     def __init__(self, workers: int | None = None, isolation: str = "auto",
-                 python: str | None = None, pipeline: int = PIPELINE):
+                 python: str | PythonRoot | None = None, pipeline: int = PIPELINE, strict: bool = False):
         self.workers = max(1, int(workers or os.cpu_count() or 1))
         self.pipeline = max(1, int(pipeline))
-        self._python = python or python_path()
-        if not os.path.isfile(self._python):
-            raise RuntimeError(f"the sandbox needs a Python interpreter at {self._python} "
-                               "(set CODEGYM_PYTHON)")
         if isolation not in ("auto", "bwrap", "rlimits"):
             raise ValueError(f"isolation must be auto, bwrap or rlimits, not {isolation!r}")
         if isolation == "auto" and unsafe_opted_in():
             isolation = "rlimits"
+        #: the Python root every slot runs on (None: this host's system), and why it is not
+        #: the version asked for
+        self.root, self.python_note = sandbox_root(python, strict)
+        if self.root is not None:
+            if isolation == "rlimits" or not bwrap_available():
+                raise RootError(f"a Python {self.root.version} root needs bubblewrap (bwrap >= 0.5, "
+                                "namespaces): without it the slots would run on this host's own system "
+                                + ("(isolation='rlimits' or CODEGYM_UNSAFE_NO_ISOLATION was asked)"
+                                   if isolation == "rlimits" else "(bwrap is not usable here)"))
+            self._python = self.root.python
+            exe = self.root.host_path(self._python)
+        else:
+            self._python = exe = python or python_path()
+        if not os.path.isfile(exe):
+            raise RuntimeError(f"the sandbox needs a Python interpreter at {exe} (set CODEGYM_PYTHON)")
         if isolation in ("auto", "bwrap"):
             if not bwrap_available():
                 raise refusal("bubblewrap (bwrap >= 0.5) is not usable here" if isolation == "bwrap" else
@@ -255,6 +272,8 @@ class LocalSandbox(ServerSandbox):
                     error = e
             if error is not None:
                 self.close()
+                if self.root is not None:
+                    raise RootError(f"slots on the Python {self.root.version} root do not start: {error}")
                 raise refusal(f"bubblewrap is installed but failed ({error})")
 
     # ----- state (re-created in a forked child)
@@ -274,8 +293,11 @@ class LocalSandbox(ServerSandbox):
         self._waiters: collections.deque[threading.Condition] = collections.deque()
         self._lock = threading.Lock()
         self._ids = 0
-        self._extra_binds, self._sandbox_path = toolchain_binds(self._python)
-        self._extra_binds += sandbox_binds()  # repository test environments, read-only
+        if self.root is None:
+            self._extra_binds, self._sandbox_path = toolchain_binds(self._python)
+            self._extra_binds += sandbox_binds()  # repository test environments, read-only
+        else:  # the root's own system only (the host's toolchains are built for the host's)
+            self._extra_binds, self._sandbox_path = root_env_binds(self.root), SANDBOX_PATH
         self._finalizer = weakref.finalize(self, _cleanup, self._slots, self._dir, self._spawner)
         # slots start lazily, when first taken
         self._lazy = list(reversed(self._slots))
@@ -326,7 +348,16 @@ class LocalSandbox(ServerSandbox):
 
 
     def _build_cache(self) -> BuildCache:
-        return shared_cache((type(self), self.isolation))
+        return shared_cache((type(self), self.isolation, self.root.key if self.root is not None else None))
+
+    def _missing_tools(self, spec: LanguageSpec) -> str | None:
+        if self.root is None:
+            return super()._missing_tools(spec)
+        missing = [t for t in dict.fromkeys(spec.required_tools()) if not _in_root(self.root, t)]
+        if not missing:
+            return None
+        return (f"language {spec.name!r} is not in the Python {self.root.version} root "
+                f"({', '.join(f'`{t}`' for t in missing)} not found); the roots hold Python, gcc and g++")
 
     def close(self) -> None:
         """Kill every slot (and with it its namespace) and remove the build store."""
@@ -341,6 +372,40 @@ class LocalSandbox(ServerSandbox):
             self._finalizer()
         else:
             self._finalizer.detach()
+
+
+def _in_root(root: PythonRoot, tool: str) -> bool:
+    """Whether `tool` (a name looked up on the sandbox's PATH, or a path) is an executable of `root`."""
+    dirs = [""] if "/" in tool else SANDBOX_PATH.split(":")
+    for d in dirs:
+        p = root.host_path(os.path.join(d, tool) if d else tool)
+        # (a symlink of the root resolves inside the root, not on the host)
+        for _ in range(8):
+            if not p.is_symlink():
+                break
+            target = os.readlink(p)
+            p = root.host_path(target) if target.startswith("/") else p.parent / target
+        if p.is_file() and os.access(p, os.X_OK):
+            return True
+    return False
+
+
+def root_env_binds(root: PythonRoot) -> list[str]:
+    """The repository environments (`env_root`, read-only) for slots on `root`: bound at their
+    host path, under the root's /usr too (its mount point is made in the root once)."""
+    try:
+        envs = env_root()
+    except OSError:
+        return []
+    if not envs.is_dir():
+        return []
+    point = root.host_path(str(envs))
+    if not point.is_dir():
+        try:
+            point.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return []
+    return [str(envs)]
 
 
 def _cleanup(slots: list[ProcessSlot], directory: str, spawner: ThreadPoolExecutor) -> None:

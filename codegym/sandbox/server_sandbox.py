@@ -77,6 +77,10 @@ class ServerSandbox(Sandbox):
     def _build_cache(self) -> BuildCache:
         raise NotImplementedError
 
+    def _missing_tools(self, spec: LanguageSpec) -> str | None:
+        """Why `spec` cannot be built here (its toolchain is missing), or None."""
+        return None if spec.available() else spec.missing_message()
+
     @property
     def _count_nproc(self) -> bool:
         """Whether RLIMIT_NPROC counts only this slot's processes (a uid or user namespace of its own)."""
@@ -177,9 +181,10 @@ class ServerSandbox(Sandbox):
             return bad
         key = build_key(spec, norm)
         self._check_fork()
-        if not spec.available():
+        missing = self._missing_tools(spec)
+        if missing is not None:
             return Build(language=spec.name, key=key, ok=False, files=norm,
-                         result=failure("sandbox_error", spec.missing_message(), phase="compile"))
+                         result=failure("sandbox_error", missing, phase="compile"))
         return self._cached_build(self._build_cache(), key,
                                   lambda: self._make_build(spec, key, norm, limits or COMPILE_LIMITS))
 

@@ -134,7 +134,7 @@ def python_process_state(argv: list[str], streams=None) -> None:
     if sys.argv != argv:
         sys.argv = list(argv)
     orig = [sys.executable, "-E", "-s", "-S", *argv]
-    if sys.orig_argv != orig:
+    if getattr(sys, "orig_argv", orig) != orig:  # (3.10+; Python 3.9 has no sys.orig_argv)
         sys.orig_argv = orig
     if sys.excepthook is not sys.__excepthook__:
         sys.excepthook = sys.__excepthook__
