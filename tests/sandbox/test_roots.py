@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from _repo_tasks import CENTS, SUITE
+from _tools import docker_or_skip, missing, need_bwrap
 
 from codegym.core.limits import Limits
 from codegym.importers.swebench import grade
@@ -35,18 +36,10 @@ from codegym.sandbox.roots import (
 from codegym.tasks.repo import reference_files
 from codegym.tasks.schema import Task
 
-IN_CI = os.environ.get("CI", "").lower() == "true"
 HOSTILE = Path(__file__).with_name("hostile")
 VERSIONS = tuple(PYTHON_SUITES)
 #: /etc/debian_version's major number per suite
 DEBIAN = {"bullseye": "11", "bookworm": "12", "trixie": "13"}
-
-
-def skip_or_fail(reason: str):
-    print(f"python roots: {reason}")
-    if IN_CI:
-        pytest.fail(f"CI=true but {reason}")
-    pytest.skip(reason)
 
 
 # --------------------------------------------------------------------------- without a root
@@ -83,7 +76,7 @@ def test_a_failed_build_leaves_no_root_and_a_partial_one_is_never_used(tmp_path,
     left but the log; a root directory without its marker (as a crash mid-rename could never
     leave, but a hand-made copy could) is not a root."""
     if roots_unbuildable() == "mmdebstrap is not installed (apt-get install mmdebstrap)":
-        skip_or_fail("mmdebstrap is not installed (apt-get install mmdebstrap)")
+        missing("mmdebstrap is not installed (apt-get install mmdebstrap)")
     archive = tmp_path / "archive"
     (archive / "dists" / "bullseye").mkdir(parents=True)
     (archive / "dists" / "bullseye" / "Release").write_text("Origin: nothing\n")
@@ -109,21 +102,18 @@ def test_a_failed_build_leaves_no_root_and_a_partial_one_is_never_used(tmp_path,
 
 @pytest.fixture(scope="module", params=VERSIONS)
 def root(request):
+    need_bwrap()
     reason = roots_unbuildable()
     if reason:
-        skip_or_fail(reason)
+        missing(reason)
     try:
         return ensure_root(request.param, log=print)
     except RootError as e:
-        skip_or_fail(f"the Python {request.param} root cannot be built: {e}")
+        missing(f"the Python {request.param} root cannot be built: {e}")
 
 
 def docker_sandbox(version: str):
-    try:
-        import docker
-        docker.from_env(timeout=30).ping()
-    except Exception as e:  # noqa: BLE001 - any failure means no usable engine
-        skip_or_fail(f"no Docker engine: {type(e).__name__}: {e}")
+    docker_or_skip()
     return make_sandbox("docker", python=version, workers=2)
 
 
