@@ -64,8 +64,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         print(f"codegym serve: ORS at {base} (ors.client.ORS; environments: GET {base}/codegym/envs)")
     print(f"codegym serve: {len(manager.env_ids)} env id(s), at most {limits.max_sessions} sessions, idle timeout "
           f"{limits.idle_timeout_s or 'none'}, token {'required' if token else 'not set'}", flush=True)
-    serve.run(manager, host=args.host, port=args.port, protocols=protocols, default_env_id=args.default_env,
-              log_level=args.log_level)
+    try:
+        serve.run(manager, host=args.host, port=args.port, protocols=protocols, default_env_id=args.default_env,
+                  log_level=args.log_level)
+    except KeyboardInterrupt:  # uvicorn stops on Ctrl-C (sessions closed), then re-raises it
+        print(f"codegym serve: stopped ({manager.counts['closed']} session(s) closed)", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from typing import Any, Literal
 
 from fastmcp import FastMCP
+from fastmcp.exceptions import ToolError
 from fastmcp.tools.base import Tool as MCPTool
 from fastmcp.tools.base import ToolResult
 from mcp.types import TextContent
@@ -38,15 +40,26 @@ from openenv.core.env_server import (
     create_fastapi_app,
 )
 from openenv.core.env_server.types import EnvironmentMetadata
-from pydantic import Field, PrivateAttr
+from pydantic import Field, PrivateAttr, SerializerFunctionWrapHandler, model_serializer
+from starlette.responses import JSONResponse
 from websockets.asyncio.client import connect as ws_connect
 
 from codegym.core.version import __version__
-from codegym.integrations.sessions import ENV_OPTIONS, TOOLS, Session, SessionError, SessionManager
+from codegym.integrations.sessions import (
+    ENV_OPTIONS,
+    TOOLS,
+    CapacityError,
+    OrderError,
+    Session,
+    SessionError,
+    SessionManager,
+)
 
 __all__ = ["START_TOOL", "CodegymAction", "CodegymObservation", "CodegymState", "CodegymEnvironment",
            "CodegymEnvClient", "openenv_app"]
 
+
+log = logging.getLogger("codegym.serve")
 
 #: the MCP tool that starts an episode (``reset`` is a name openenv reserves)
 START_TOOL = "start_episode"
@@ -79,8 +92,23 @@ class CodegymObservation(Observation):
     truncated: bool = False
     judge: dict[str, Any] | None = Field(None, description="This step's judge report (None: no test ran)")
     info: dict[str, Any] = Field(default_factory=dict, description="The env's info dict as JSON")
-    tool_name: str | None = Field(None, description="The tool this step called")
+    tool_name: str | None = Field(None, description="The tool this step called (absent: not a tool call)")
     result: dict[str, Any] | None = Field(None, description="A tool call's whole record (MCP clients read it)")
+
+    @model_serializer(mode="wrap")
+    def _omit_tool_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # openenv's MCP client reads any observation with a `tool_name` key as a tool call's
+        # (and fails on a null one): a reset or a text step carries neither key. It keeps only
+        # `metadata` of other observations (which openenv's server leaves out): the text and
+        # the ids go there too, so an MCP client sees the prompt.
+        data = handler(self)
+        if self.tool_name is None and isinstance(data, dict):
+            data.pop("tool_name", None)
+            data.pop("result", None)
+            if "metadata" not in data:
+                data["metadata"] = {**self.metadata, "text": self.text, "env_id": self.env_id,
+                                    "task_id": self.task_id, "session_id": self.session_id}
+        return data
 
 
 class CodegymState(State):
@@ -93,7 +121,10 @@ class _SessionTool(MCPTool):
     _call: Any = PrivateAttr(default=None)
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
-        record = await self._call(self.name, dict(arguments or {}))
+        try:
+            record = await self._call(self.name, dict(arguments or {}))
+        except SessionError as e:  # the client's error (or a refusal, logged once by _start): no traceback
+            raise ToolError(str(e), log_level=logging.DEBUG) from None
         return ToolResult(content=[TextContent(type="text", text=record["observation"])], structured_content=record)
 
 
@@ -149,12 +180,18 @@ class CodegymEnvironment(MCPEnvironment):
             if s is not None:
                 self.manager.close(s)
             self.session = None
-            self.session = s = self.manager.open(env_id, wanted)
+            try:
+                self.session = s = self.manager.open(env_id, wanted)
+            except CapacityError as e:
+                log.warning("refused an OpenEnv session: %s", e)
+                raise
         return s.reset(seed=seed, task_id=task_id, episode_id=episode_id)
 
     def _live(self) -> Session:
         if self.session is None:
-            raise SessionError("call reset(env_id=..., task_id=... or seed=...) before step")
+            raise OrderError("reset first: call reset(env_id=..., task_id=... or seed=...) before step (the "
+                             "stateless HTTP /step makes a fresh env per request: play episodes over the "
+                             "WebSocket /ws or an MCP session)")
         return self.session
 
     def _step_impl(self, action: Action, timeout_s: float | None = None, **kwargs: Any) -> Observation:
@@ -209,8 +246,17 @@ def openenv_app(manager: SessionManager, default_env_id: str | None = None):
     factory = functools.partial(CodegymEnvironment, manager, default_env_id)
     # the manager caps the envs (a reset past the limit is refused with its message, on a
     # connection that stays open); openenv's own cap only bounds the connections themselves
-    return create_fastapi_app(factory, CodegymAction, CodegymObservation, concurrency_config=ConcurrencyConfig(
+    app = create_fastapi_app(factory, CodegymAction, CodegymObservation, concurrency_config=ConcurrencyConfig(
         max_concurrent_envs=2 * limits.max_sessions, session_timeout=limits.idle_timeout_s))
+    app.add_exception_handler(SessionError, _session_error_response)
+    return app
+
+
+async def _session_error_response(request, exc: SessionError) -> JSONResponse:
+    """A `SessionError` out of openenv's HTTP routes (``/reset``, ``/step``...): its status and
+    message (a step before reset is 409, a full server 503), not a 500 with a traceback."""
+    headers = {"Retry-After": "5"} if isinstance(exc, CapacityError) else None
+    return JSONResponse({"detail": str(exc)}, status_code=exc.status, headers=headers)
 
 
 class CodegymEnvClient(EnvClient[CodegymAction, CodegymObservation, CodegymState]):

@@ -23,11 +23,20 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from fastapi import HTTPException
 from ors import Environment, Server, Split, TextBlock, ToolOutput, tool
 from pydantic import BaseModel, ConfigDict, create_model
 
 from codegym.envs.registration import ENV_IDS
-from codegym.integrations.sessions import TOOLS, Session, SessionError, SessionManager
+from codegym.integrations.sessions import (
+    TOOLS,
+    CapacityError,
+    OrderError,
+    Session,
+    SessionClosed,
+    SessionError,
+    SessionManager,
+)
 from codegym.tasks.suite import load_suite
 
 __all__ = ["ors_environments", "ors_app", "ors_name", "SPLIT"]
@@ -79,6 +88,11 @@ def _output(record: dict[str, Any]) -> ToolOutput:
                       finished=bool(record["done"]), metadata=meta)
 
 
+def _http_error(e: SessionError) -> HTTPException:
+    """A session error as the HTTP error ors answers with (503 with Retry-After when full)."""
+    return HTTPException(e.status, str(e), headers={"Retry-After": "5"} if isinstance(e, CapacityError) else None)
+
+
 class CodegymORSEnvironment(Environment):
     """Base of the per-id classes `ors_environments` makes (class attributes set there)."""
 
@@ -89,11 +103,13 @@ class CodegymORSEnvironment(Environment):
 
     def __init__(self, task_spec: Mapping[str, Any] = {}, secrets: Mapping[str, str] = {}):  # noqa: B006 (ors' signature)
         super().__init__(dict(task_spec), dict(secrets))
-        bad = sorted(set(self.task_spec) - _TASK_SPEC_KEYS)
-        if bad:
-            raise SessionError(f"unknown task spec key(s) {bad}; a task spec has {sorted(_TASK_SPEC_KEYS)}")
         self.session: Session | None = None
         self.first: dict[str, Any] | None = None
+        self.refusal: HTTPException | None = None  # why setup could not open the session
+        bad = sorted(set(self.task_spec) - _TASK_SPEC_KEYS)
+        if bad:
+            self.refusal = _http_error(SessionError(f"unknown task spec key(s) {bad}; a task spec has "
+                                                    f"{sorted(_TASK_SPEC_KEYS)}"))
 
     @classmethod
     def name(cls) -> str:
@@ -121,6 +137,8 @@ class CodegymORSEnvironment(Environment):
         return await asyncio.get_running_loop().run_in_executor(self.manager.executor, fn, *args)
 
     async def setup(self) -> None:
+        if self.refusal is not None:
+            return
         spec = self.task_spec
         options = {**self.env_options, **dict(spec.get("options") or {})}
 
@@ -128,31 +146,45 @@ class CodegymORSEnvironment(Environment):
             self.session = self.manager.open(self.env_id, options)
             return self.session.reset(seed=spec.get("seed"), task_id=spec.get("task_id"))
 
-        self.first = await self._run(start)
+        try:
+            self.first = await self._run(start)
+        except SessionError as e:
+            # a refusal (full server, unknown task...) is the answer to the session's next request
+            # (its status, one log line by ors), not an exception out of setup (a traceback per refusal)
+            self.refusal = _http_error(e)
+            if self.session is not None:
+                await self.teardown()
 
     async def teardown(self) -> None:
         if self.session is not None:
             session, self.session = self.session, None
-            await self._run(self.manager.close, session)
+            try:
+                await self._run(self.manager.close, session)
+            except RuntimeError:  # the executor is gone (the server is stopping): close here
+                self.manager.close(session)
+
+    def _live(self) -> Session:
+        if self.refusal is not None:
+            raise self.refusal
+        if self.session is None:
+            raise SessionClosed("the session is closed")
+        return self.session
 
     def get_prompt(self):
-        if self.first is None or self.session is None:
-            raise SessionError("the session has no episode")
-        self.session.touch()
+        session = self._live()
+        if self.first is None:
+            raise OrderError("the session has no episode")
+        session.touch()
         return [TextBlock(text=self.first["observation"], detail={"info": self.first["info"]})]
 
     async def _step(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
-        if self.session is None:
-            raise SessionError("the session is closed")
-        session = self.session
+        session = self._live()
         return _output(await self._run(session.call, name, arguments))
 
     @tool
     async def state(self) -> ToolOutput:
         """The session's state (task, turn, turns left, files, total reward) without spending a turn."""
-        if self.session is None:
-            raise SessionError("the session is closed")
-        st = self.session.state()
+        st = self._live().state()
         return ToolOutput(blocks=[TextBlock(text=f"task {st['task_id']}, turn {st['turn']}, "
                                                  f"{st['turns_left']} turn(s) left")], metadata=st)
 

@@ -11,6 +11,7 @@ the OS picks (tests, notebooks). docs/serve.md.
 
 from __future__ import annotations
 
+import base64
 import hmac
 import importlib
 import json
@@ -38,7 +39,8 @@ OPEN_PATHS = frozenset({"/health", OPENENV_PREFIX + "/health"})
 
 
 class LimitsMiddleware:
-    """ASGI middleware: the bearer token (``Authorization: Bearer T`` or ``X-API-Key: T``)
+    """ASGI middleware: the token (``Authorization: Bearer T``, ``X-API-Key: T``, or as the
+    password of HTTP Basic auth, what clients send for a URL ``http://user:T@host/...``)
     on every HTTP request and WebSocket handshake, and the request body size: a body over
     the limit (by its ``Content-Length``, or counted while it is read) gets 413 before the
     app sees it. WebSocket messages are capped by uvicorn's ``ws_max_size`` (`run` sets it)."""
@@ -51,7 +53,16 @@ class LimitsMiddleware:
             return True
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         auth = headers.get("authorization", "")
-        given = auth[7:].strip() if auth[:7].lower() == "bearer " else headers.get("x-api-key", "")
+        scheme, _, value = auth.partition(" ")
+        if scheme.lower() == "bearer":
+            given = value.strip()
+        elif scheme.lower() == "basic":  # a token in the URL (http://user:TOKEN@host/...): the password
+            try:
+                given = base64.b64decode(value.strip(), validate=True).decode("utf-8").partition(":")[2]
+            except (ValueError, UnicodeDecodeError):
+                given = ""
+        else:
+            given = headers.get("x-api-key", "")
         return hmac.compare_digest(given.encode(), self.token.encode())
 
     async def __call__(self, scope, receive, send):
@@ -158,13 +169,15 @@ def build_app(manager: SessionManager, protocols: Sequence[str] = PROTOCOLS,
     @asynccontextmanager
     async def lifespan(app):
         manager.start_reaper()
-        async with AsyncExitStack() as stack:
-            for sub in subapps:
-                await stack.enter_async_context(sub.router.lifespan_context(sub))
-            try:
+        try:
+            async with AsyncExitStack() as stack:
+                for sub in subapps:
+                    await stack.enter_async_context(sub.router.lifespan_context(sub))
                 yield
-            finally:
-                manager.shutdown()
+        finally:
+            # after the protocols' own shutdown (ors tears its live sessions down on the
+            # manager's executor): then whatever is left, and the executor
+            manager.shutdown()
 
     limits = manager.limits
     return LimitsMiddleware(Starlette(routes=routes, lifespan=lifespan), limits.token, limits.max_request_bytes)

@@ -30,8 +30,9 @@ from codegym.envs.registration import ENV_IDS, register_envs
 from codegym.rollout.records import jsonable
 from codegym.tasks.suite import list_suites
 
-__all__ = ["ServeLimits", "Session", "SessionManager", "SessionError", "CapacityError", "SessionExpired",
-           "TOOLS", "ENV_OPTIONS", "tool_action", "check_tool_call", "served_env_ids"]
+__all__ = ["ServeLimits", "Session", "SessionManager", "SessionError", "OrderError", "CapacityError",
+           "SessionClosed", "SessionExpired", "TOOLS", "ENV_OPTIONS", "tool_action", "check_tool_call",
+           "served_env_ids"]
 
 #: ``gym.make`` options a client may set when it opens a session (anything else is refused)
 ENV_OPTIONS = ("max_turns", "feedback", "reward", "formats", "language", "auto_submit", "timing",
@@ -69,14 +70,31 @@ _JSON_TYPES = {"string": str, "integer": int}
 
 
 class SessionError(RuntimeError):
-    """A request the session cannot serve (unknown env, bad option, closed session)."""
+    """A request the session cannot serve (unknown env, bad option or argument); ``status``
+    is the HTTP status a server answers it with (a client error, never a 500)."""
+
+    status = 400
+
+
+class OrderError(SessionError):
+    """A request out of order: a step before reset, or after the episode ended."""
+
+    status = 409
 
 
 class CapacityError(SessionError):
-    """The server already runs `ServeLimits.max_sessions` sessions."""
+    """The server already runs `ServeLimits.max_sessions` sessions (retry later)."""
+
+    status = 503
 
 
-class SessionExpired(SessionError):
+class SessionClosed(SessionError):
+    """The session was closed; its env is gone."""
+
+    status = 410
+
+
+class SessionExpired(SessionClosed):
     """The session was closed by the idle reaper; its env is gone."""
 
 
@@ -181,7 +199,7 @@ class Session:
             raise SessionExpired(f"session {self.id} was closed after {self.manager.limits.idle_timeout_s:g} s "
                                  "without a request; its env is gone (open a new session)")
         if self.closed or self.env is None:
-            raise SessionError(f"session {self.id} is closed")
+            raise SessionClosed(f"session {self.id} is closed")
         return self.env
 
     def touch(self) -> None:
@@ -218,9 +236,9 @@ class Session:
             self.touch()
             env = self._live_env()
             if self.episode_id is None:
-                raise SessionError("call reset before step")
+                raise OrderError("reset first: call reset before step")
             if self.done:
-                raise SessionError("the episode is over; call reset to start another")
+                raise OrderError("the episode is over; call reset to start another")
             obs, reward, terminated, truncated, info = env.step(action)
             self.step_count += 1
             self.done = bool(terminated or truncated)
