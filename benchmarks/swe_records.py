@@ -9,16 +9,18 @@ mirrors of the repositories that publish them; swe_real_records.py there says wh
 record is imported on its own with the documented path only -- `import_swebench` with
 ``--repo-url`` the local mirror (``$CODEGYM_MIRRORS``, default /work/.mirror) -- so one broken
 record cannot take the others with it, and graded with `grade` on each backend: the gold patch,
-the empty patch, then the gold patch again.
+the empty patch, then the gold patch again. Each backend runs in a process of its own.
 
 Columns: the record, its repository and SWE-bench version; the Python SWE-bench's spec asks for
 (swebench 4.x ``MAP_REPO_VERSION_TO_SPECS`` when installed, else the manifest's copy of
 swebench 4.1.0's) and the Python the grade used (a ``Python X.Y`` the report or the task names,
-else the sandbox's interpreter); gold and no-op resolutions; ``setup s`` = first gold grade
+else the sandbox's interpreter, marked ``*``); gold and no-op resolutions; ``setup s`` = first gold grade
 minus the second (the environment built or found, and the base tree made): ``cold`` for the
 first record of an environment (repository, version, packages) in this run, ``warm`` for the
 next ones; ``grade s`` = the second gold grade; the reason of each failure (one line). The run
-starts on a fresh environment folder (``CODEGYM_ENVS``; ``--envs`` reuses one). Needs the
+starts on an emptied environment folder (``CODEGYM_ENVS`` = /var/tmp/codegym-swe-records/envs;
+``--envs`` uses one as it is); on Docker an image of the same environment left by an earlier
+run is reused. Needs the
 records and the mirrors; says which are missing.
 """
 
@@ -28,7 +30,9 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -56,20 +60,19 @@ def spec_python(repo: str, version: str) -> str:
 
 def _default_python() -> str:
     try:
-        import subprocess
-
         from codegym.core.languages import python_path
         out = subprocess.run([python_path(), "--version"], capture_output=True, text=True).stdout
-        return out.split()[-1].rsplit(".", 1)[0] + " (sandbox's)"
+        return out.split()[-1].rsplit(".", 1)[0] + "*"
     except Exception:  # noqa: BLE001 -- a label only
         return "?"
 
 
-_PY = re.compile(r"\b[Pp]ython[ -]?(3\.\d+)")
+_PY = re.compile(r"\b[Pp]ython[ -]?(3\.\d+)\b")
 
 
 def python_used(task, reports) -> str:
-    """A ``Python 3.X`` the grade's report or the task names, else the sandbox's interpreter."""
+    """A ``Python 3.X`` (or a ``python3.X/site-packages`` path) the grade's report or the task
+    names, else the sandbox's interpreter, marked ``*`` (inferred)."""
     texts = [r.message for r in reports] + [c.message for r in reports for c in r.cases]
     extra = swe_data(task).extra
     texts += [str(extra.get(k, "")) for k in ("python", "env", "environment")]
@@ -106,58 +109,77 @@ def import_one(records: Path, iid: str, out: Path):
     return tasks[0], ""
 
 
-def run(records: list[dict], backends: list[str], envs: str | None) -> list[dict]:
+def import_all(records: list[dict], tmp: Path) -> dict[str, tuple[str | None, str, float]]:
+    """{instance id: (suite folder or None, why not, seconds)}: each record imported on its own."""
+    rec_file = data.write_records(tmp / "records.jsonl", records)
+    out = {}
+    for r in records:
+        t0 = time.perf_counter()
+        folder = tmp / "suites" / r["instance_id"]
+        task, why = import_one(rec_file, r["instance_id"], folder)
+        out[r["instance_id"]] = (str(folder) if task is not None else None, why, time.perf_counter() - t0)
+    return out
+
+
+def run(records: list[dict], backend: str, envs: str | None, imported: dict) -> list[dict]:
+    """Grade every imported record on `backend` (one backend per process: see `main`)."""
     rows = []
-    with tempfile.TemporaryDirectory(prefix="codegym-swe-records-", dir="/var/tmp") as tmp:
-        tmp = Path(tmp)
-        tmp.chmod(0o755)  # the sandbox's uids read the environments made under it
-        rec_file = data.write_records(tmp / "records.jsonl", records)
-        imported = {}
-        for r in records:
+    os.environ["CODEGYM_ENVS"] = _fresh_envs(envs, backend)
+    sb = make_sandbox(backend)
+    seen_env: set = set()
+    for r in records:
+        iid = r["instance_id"]
+        folder, why, import_s = imported[iid]
+        row = {"backend": backend, "instance_id": iid, "repo": r["repo"], "version": r["version"],
+               "python_asked": spec_python(r["repo"], r["version"]), "import_s": round(import_s, 1)}
+        if folder is None:
+            rows.append({**row, "gold": "-", "noop": "-", "reason": why})
+            print(_line(rows[-1]), flush=True)
+            continue
+        task = list(load_suite(folder))[0]
+        key = (r["repo"], r["version"], tuple(swe_data(task).install or ()))
+        try:
             t0 = time.perf_counter()
-            task, why = import_one(rec_file, r["instance_id"], tmp / "suites" / r["instance_id"])
-            imported[r["instance_id"]] = (task, why, time.perf_counter() - t0)
-        for backend in backends:
-            os.environ["CODEGYM_ENVS"] = envs or str(tmp / f"envs-{backend}")  # a cold start
-            sb = make_sandbox(backend)
-            seen_env: set = set()
-            for r in records:
-                iid = r["instance_id"]
-                task, why, import_s = imported[iid]
-                row = {"backend": backend, "instance_id": iid, "repo": r["repo"], "version": r["version"],
-                       "python_asked": spec_python(r["repo"], r["version"]), "import_s": round(import_s, 1)}
-                if task is None:
-                    rows.append({**row, "gold": "-", "noop": "-", "reason": why})
-                    print(_line(rows[-1]), flush=True)
-                    continue
-                d = swe_data(task)
-                key = (r["repo"], r["version"], tuple(d.install or ()))
-                try:
-                    t0 = time.perf_counter()
-                    gold = grade(task, reference_files(task), sb)
-                    t1 = time.perf_counter()
-                    noop = grade(task, {}, sb)
-                    t2 = time.perf_counter()
-                    gold2 = grade(task, reference_files(task), sb)
-                    t3 = time.perf_counter()
-                except Exception as e:  # noqa: BLE001
-                    rows.append({**row, "gold": "error", "noop": "error", "reason": f"grade raised {e!r}"[:160]})
-                    print(_line(rows[-1]), flush=True)
-                    continue
-                setup = max(0.0, (t1 - t0) - (t3 - t2))
-                kind = "warm" if key in seen_env else "cold"
-                seen_env.add(key)
-                why = reason(gold) if gold.resolution.status != "FULL" else ""
-                if noop.resolution.status == "FULL":
-                    why = (why + "; " if why else "") + "no-op FULL: " + noop.report.message.splitlines()[0][:80]
-                if gold2.resolution.status != gold.resolution.status:
-                    why = (why + "; " if why else "") + f"second gold grade {gold2.resolution.status}"
-                rows.append({**row, "python_used": python_used(task, [gold.report, noop.report]),
-                             "gold": gold.resolution.status, "noop": noop.resolution.status,
-                             "setup_kind": kind, "setup_s": round(setup, 1), "grade_s": round(t3 - t2, 1),
-                             "noop_s": round(t2 - t1, 1), "reason": why})
-                print(_line(rows[-1]), flush=True)
+            gold = grade(task, reference_files(task), sb)
+            t1 = time.perf_counter()
+            noop = grade(task, {}, sb)
+            t2 = time.perf_counter()
+            gold2 = grade(task, reference_files(task), sb)
+            t3 = time.perf_counter()
+        except Exception as e:  # noqa: BLE001 -- a failing grade is a row of the table
+            rows.append({**row, "gold": "error", "noop": "error", "reason": f"grade raised {e!r}"[:160]})
+            print(_line(rows[-1]), flush=True)
+            continue
+        setup = max(0.0, (t1 - t0) - (t3 - t2))
+        kind = "warm" if key in seen_env else "cold"
+        seen_env.add(key)
+        why = reason(gold) if gold.resolution.status != "FULL" else ""
+        if noop.resolution.status == "FULL":
+            why = (why + "; " if why else "") + "no-op FULL: " + noop.report.message.splitlines()[0][:80]
+        if gold2.resolution.status != gold.resolution.status:
+            why = (why + "; " if why else "") + f"second gold grade {gold2.resolution.status}"
+        rows.append({**row, "python_used": python_used(task, [gold.report, noop.report]),
+                     "gold": gold.resolution.status, "noop": noop.resolution.status,
+                     "setup_kind": kind, "setup_s": round(setup, 1), "grade_s": round(t3 - t2, 1),
+                     "noop_s": round(t2 - t1, 1), "reason": why})
+        print(_line(rows[-1]), flush=True)
     return rows
+
+
+#: where the environments are built: one fixed path, emptied when a backend starts (a cold
+#: start). Fixed, because today's Docker images of an environment are keyed by the environment,
+#: not by its path: an image left by a run on another path would name a PATH it does not hold.
+ENVS = Path("/var/tmp/codegym-swe-records/envs")
+
+
+def _fresh_envs(envs: str | None, backend: str) -> str:
+    if envs:
+        return envs
+    shutil.rmtree(ENVS, ignore_errors=True)
+    ENVS.mkdir(parents=True)
+    for p in (ENVS.parent, ENVS):
+        p.chmod(0o755)  # the sandbox's uids read the environments
+    return str(ENVS)
 
 
 HEADER = (f"{'backend':7} {'record':36} {'repository':28} {'ver':5} {'py asked':8} {'py used':14} "
@@ -195,8 +217,9 @@ def main() -> None:
     ap.add_argument("--backend", choices=["local", "docker", "both"], default="local")
     ap.add_argument("--ids", nargs="*", help="only these instance ids")
     ap.add_argument("--records", help="a records file (JSON lines); default: see swe_real_records.py")
-    ap.add_argument("--envs", help="an environment folder to use (default: a fresh one per backend)")
+    ap.add_argument("--envs", help="an environment folder to use as it is (default: an emptied one per backend)")
     ap.add_argument("--json", help="also write the rows here")
+    ap.add_argument("--imported", help=argparse.SUPPRESS)  # the parent's imports (--backend both)
     args = ap.parse_args()
     try:
         records = data.load_records(args.records)
@@ -204,18 +227,42 @@ def main() -> None:
         sys.exit(f"records unavailable: {e}")
     if args.ids:
         records = [r for r in records if r["instance_id"] in set(args.ids)]
-    absent = sorted({r["repo"] for r in records if not data.mirror(r["repo"]).is_dir()})
-    if absent:
-        print(f"no mirror of {', '.join(absent)} under {data.mirrors_root()}: their records will not import")
-    backends = ["local", "docker"] if args.backend == "both" else [args.backend]
-    print(f"{len(records)} records, {len({r['repo'] for r in records})} repositories, backends {backends}, "
-          f"load {os.getloadavg()[0]:.1f}")
-    print(HEADER, flush=True)
     t0 = time.perf_counter()
-    rows = run(records, backends, args.envs)
-    print("\n".join(summary(rows)))
-    print(f"{time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.1f} (1 min), "
-          f"{os.getloadavg()[2]:.1f} (15 min)")
+    with tempfile.TemporaryDirectory(prefix="codegym-swe-records-", dir="/var/tmp") as tmp:
+        if args.imported:
+            imported = json.loads(Path(args.imported).read_text())
+        else:
+            absent = sorted({r["repo"] for r in records if not data.mirror(r["repo"]).is_dir()})
+            if absent:
+                print(f"no mirror of {', '.join(absent)} under {data.mirrors_root()}: their records will not import")
+            print(f"{len(records)} records, {len({r['repo'] for r in records})} repositories, "
+                  f"load {os.getloadavg()[0]:.1f}; importing each record", flush=True)
+            imported = import_all(records, Path(tmp))
+            print(f"imported {sum(v[0] is not None for v in imported.values())}/{len(records)} in "
+                  f"{time.perf_counter() - t0:.0f} s", flush=True)
+            print(HEADER, flush=True)
+        if args.backend == "both":
+            # one process per backend: a process keeps the environments it found (and the images
+            # it built) in memory, so a second backend in the same process would not start cold
+            (Path(tmp) / "imported.json").write_text(json.dumps(imported))
+            rows = []
+            for backend in ("local", "docker"):
+                out = Path(tmp) / f"{backend}.json"
+                argv = [sys.executable, __file__, "--backend", backend, "--json", str(out),
+                        "--imported", str(Path(tmp) / "imported.json")]
+                argv += ["--ids", *args.ids] if args.ids else []
+                argv += ["--records", args.records] if args.records else []
+                argv += ["--envs", args.envs] if args.envs else []
+                subprocess.run(argv, check=False)
+                rows += json.loads(out.read_text()) if out.exists() else []
+        else:
+            t1 = time.perf_counter()
+            rows = run(records, args.backend, args.envs, imported)
+            print(f"{args.backend}: {time.perf_counter() - t1:.0f} s", flush=True)
+    if not args.imported:
+        print("\n".join(summary(rows)))
+        print(f"{time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.1f} (1 min), "
+              f"{os.getloadavg()[2]:.1f} (15 min)", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
 
