@@ -41,9 +41,6 @@ MIRROR_GAPS = {
     "pydicom__pydicom-901": "its base and environment trees hold DICOM test files of 4 MiB and more, "
                             "which the snapshot the mirror comes from lacks",
 }
-#: repositories whose mirror lacks objects of older commits (files of 4 MiB and more that the
-#: snapshot lacks): today's packing copies the whole history up to each base and fails on them
-HISTORY_GAPS = {"pydicom/pydicom"}
 #: records that cannot grade FULL anywhere, whatever the environment: faults of the record itself
 FAULTS = {
     "pydicom__pydicom-1458": "44 PASS_TO_PASS ids hold the paths of SWE-bench's build machine "
@@ -136,12 +133,11 @@ def _readable(records: list[dict]) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def first_of_each(records, mirrors, tmp_path_factory):
-    """The first readable record of each repository, through the documented import (today's
-    packing copies each repository's history: the whole set is the opt-in suite below)."""
+    """The first readable record of each repository, through the documented import (every
+    record: the opt-in suite below)."""
     firsts = {}
     for r in _readable(records):
-        if r["repo"] not in HISTORY_GAPS:
-            firsts.setdefault(r["repo"], r)
+        firsts.setdefault(r["repo"], r)
     return list(firsts.values()), _import(list(firsts.values()), tmp_path_factory.mktemp("swe-first"))
 
 
@@ -153,7 +149,7 @@ def suite(records, mirrors, tmp_path_factory):
 
 def test_import_reads_a_record_of_each_repository(first_of_each):
     firsts, (rep, tasks) = first_of_each
-    assert {r["repo"] for r in firsts} == set(REPOS) - HISTORY_GAPS
+    assert {r["repo"] for r in firsts} == set(REPOS)
     assert not rep.skipped and len(rep.written) == len(firsts), rep.summary()
     for r in firsts:
         d = swe_data(tasks[r["instance_id"]])
@@ -162,12 +158,10 @@ def test_import_reads_a_record_of_each_repository(first_of_each):
         assert list(d.fail_to_pass) + list(d.pass_to_pass) == data.test_ids(r)
 
 
-@pytest.mark.xfail(raises=(IndexError, ValueError), strict=False,
-                   reason="issue 27: a missing object in a base tree (IndexError) or in the history before it "
-                          "(git's raw error) aborts the whole import")
 def test_import_skips_only_what_the_mirror_cannot_give_with_a_reason(records, mirrors, tmp_path):
     gaps = [r for r in records if r["instance_id"] in MIRROR_GAPS]
-    whole = [next(r for r in _readable(records) if r["repo"] in HISTORY_GAPS),  # a whole tree, gaps before it
+    # pydicom's mirror also lacks objects of older commits: a whole base tree after them imports
+    whole = [next(r for r in _readable(records) if r["repo"] == "pydicom/pydicom"),
              next(r for r in records if r["repo"] == "marshmallow-code/marshmallow")]
     rep, tasks = _import([*gaps, *whole], tmp_path)
     assert sorted(tasks) == sorted(r["instance_id"] for r in whole), rep.summary()
