@@ -24,26 +24,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import shutil
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from codegym.core.version import __version__
-from codegym.importers.harbor_env import (
-    WORKDIR_DEFAULT,
-    HarborError,
-    HarborTask,
-    TrialResult,
-    build_judge_image,
-    find_task_folders,
-    read_harbor_task,
-    run_trial,
-)
+from codegym.importers.harbor_import import ImportResult, build_command, import_harbor
+from codegym.importers.harbor_read import WORKDIR_DEFAULT, HarborError, HarborTask, find_task_folders, read_harbor_task
+from codegym.importers.harbor_trial import TrialResult, run_trial
 from codegym.importers.harbor_vendor import PACKAGE_ROOT, vendor_judge
-from codegym.importers.yamlout import write_suite
 from codegym.judge.protocol import encode_value
 from codegym.judge.testgen import materialize
 from codegym.sandbox.images import DEFAULT_IMAGES
@@ -52,7 +46,7 @@ from codegym.tasks.suite import load_suite
 
 __all__ = ["export_harbor", "export_task", "import_harbor", "read_harbor_task", "HarborTask", "HarborError",
            "ExportResult", "ImportResult", "harbor_name", "EXPORT_KINDS", "SCHEMA_VERSION", "tasks_of",
-           "run_trial", "TrialResult", "find_task_folders"]
+           "run_trial", "TrialResult", "find_task_folders", "build_command", "is_speed_task"]
 
 EXPORT_KINDS = ("stdio", "function", "script")
 #: the task.toml schema version written (Harbor 0.26's current one)
@@ -67,13 +61,6 @@ class ExportResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)   # (task id, reason)
 
 
-@dataclass
-class ImportResult:
-    imported: list[str] = field(default_factory=list)
-    failed: list[tuple[str, str]] = field(default_factory=list)    # (folder, reason)
-    out: Path | None = None
-
-
 # =========================================================================== export
 
 
@@ -83,20 +70,41 @@ def harbor_name(task_id: str) -> str:
 
 
 def tasks_of(target: str) -> list[Any]:
-    """The tasks a CLI argument names: a suite (name or folder), a task YAML, or a task id."""
+    """The tasks a CLI argument names: a task YAML, a suite (name or folder), or a task id
+    (``perfcode/py-sum-numbers``: the suite ``perfcode``'s task, even where a data folder of
+    that name exists). ValueError when it names none."""
     p = Path(target)
     if p.is_file():
         return [load_task(p)]
+    first: Exception | None = None
     try:
-        return list(load_suite(target))
-    except (KeyError, FileNotFoundError, ValueError) as first:
-        suite, _, _ = target.partition("/")
-        if suite and suite != target:
+        tasks = list(load_suite(target))
+        if tasks:
+            return tasks
+    except (KeyError, FileNotFoundError, ValueError) as e:
+        first = e
+    suite, _, _ = target.partition("/")
+    if suite and suite != target:
+        try:
             return [load_suite(suite).get(target)]
-        raise first
+        except (KeyError, FileNotFoundError, ValueError) as e:
+            first = first or e
+    raise ValueError(f"{target!r} names no task file, suite or task id" + (f" ({first})" if first else ""))
 
 
-def _why_not(task: Any) -> str | None:
+def is_speed_task(task: Any) -> bool:
+    """Whether the task's env rewards speed: it has perf tests (PerfCode, DMC-Optim: the
+    candidate is timed against the baseline on them)."""
+    return bool(task.cases("perf"))
+
+
+SPEED_REFUSED = ("a speed task ({n} perf tests: its env rewards running time against the baseline), and the "
+                 "exported verifier checks correctness only, so an unchanged starter would earn the reference's "
+                 "reward: not exported (--correctness-only exports it as a correctness task, said so in "
+                 "its instruction)")
+
+
+def _why_not(task: Any, correctness_only: bool = False) -> str | None:
     if task.kind not in EXPORT_KINDS:
         return f"{task.kind} tasks are not exported (kinds exported: {', '.join(EXPORT_KINDS)})"
     if task.language not in DEFAULT_IMAGES:
@@ -107,6 +115,8 @@ def _why_not(task: Any) -> str | None:
     ref = task.reference_name or ("reference" if "reference" in task.solutions else None)
     if ref is None:
         return "the task has no reference solution (solve.sh would have nothing to write)"
+    if is_speed_task(task) and not correctness_only:
+        return SPEED_REFUSED.format(n=len(task.cases("perf")))
     return None
 
 
@@ -204,16 +214,28 @@ def _case_json(c: Any) -> dict[str, Any]:
     return d
 
 
-def export_task(task: Any, out: Path, sandbox: Any = None) -> Path:
-    """Write one Harbor folder for `task` under `out`; returns it (raises HarborError if the
-    task cannot be exported)."""
-    why = _why_not(task)
+def export_task(task: Any, out: Path, sandbox: Any = None, correctness_only: bool = False) -> Path:
+    """Write one Harbor folder for `task` under `out` (into a staging folder first, moved
+    into place when complete); returns it (HarborError if the task cannot be exported)."""
+    why = _why_not(task, correctness_only)
     if why:
         raise HarborError(f"{task.id}: {why}")
     cases = materialize(task, "hidden", sandbox)
-    folder = Path(out) / harbor_name(task.id)
-    if folder.exists():
-        shutil.rmtree(folder)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=".codegym-export-", dir=out))
+    try:
+        _write_folder(task, cases, stage / "t", correctness_only)
+        final = Path(out) / harbor_name(task.id)
+        trash = stage / "old"
+        if final.exists():
+            os.replace(final, trash)
+        os.replace(stage / "t", final)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return final
+
+
+def _write_folder(task: Any, cases: list, folder: Path, correctness_only: bool) -> None:
     env, tests, sol = folder / "environment", folder / "tests", folder / "solution"
     for d in (env / "app", tests, sol):
         d.mkdir(parents=True)
@@ -222,7 +244,11 @@ def export_task(task: Any, out: Path, sandbox: Any = None) -> Path:
         (env / "app" / rel).parent.mkdir(parents=True, exist_ok=True)
         (env / "app" / rel).write_text(text, encoding="utf-8")
     (folder / "task.toml").write_text(task_toml(task, len(cases)), encoding="utf-8")
-    (folder / "instruction.md").write_text(instruction(task, starter), encoding="utf-8")
+    text = instruction(task, starter)
+    if correctness_only and is_speed_task(task):
+        text += ("\n## Note\n\nThis Harbor export checks correctness only. The codegym task it comes from "
+                 f"({task.id}) also rewards speed against the starter on its perf tests; that is not measured here.\n")
+    (folder / "instruction.md").write_text(text, encoding="utf-8")
     (env / "Dockerfile").write_text(
         f"# codegym task {task.id}: codegym's local image for {task.language} (no registry pull)\n"
         f"FROM {DEFAULT_IMAGES[task.language]}\nWORKDIR /app\nCOPY app/ /app/\n", encoding="utf-8")
@@ -240,75 +266,25 @@ def export_task(task: Any, out: Path, sandbox: Any = None) -> Path:
     vendor_judge(tests, [task.language])
     for script in (tests / "test.sh", sol / "solve.sh"):
         script.chmod(0o755)
-    return folder
 
 
 def export_harbor(target: str | Iterable[Any], out: str | Path, sandbox: Any = None,
-                  progress: Callable[[str], None] | None = None) -> ExportResult:
+                  progress: Callable[[str], None] | None = None, correctness_only: bool = False) -> ExportResult:
     """Export a suite, a task file, a task id or a list of tasks; tasks that cannot be
-    exported are skipped with the reason."""
+    exported are skipped with the reason (speed tasks unless `correctness_only`)."""
     tasks = tasks_of(target) if isinstance(target, str) else list(target)
     res = ExportResult()
     Path(out).mkdir(parents=True, exist_ok=True)
     for task in tasks:
-        why = _why_not(task)
+        why = _why_not(task, correctness_only)
         if why:
             res.skipped.append((task.id, why))
             continue
-        res.exported.append(export_task(task, Path(out), sandbox))
+        try:
+            res.exported.append(export_task(task, Path(out), sandbox, correctness_only))
+        except HarborError as e:
+            res.skipped.append((task.id, str(e)))
+            continue
         if progress:
             progress(task.id)
-    return res
-
-
-# =========================================================================== import
-
-
-def _codegym_task(ht: HarborTask, suite: str, image: str, repo_rel: str, workdir: str) -> dict[str, Any]:
-    short = harbor_name(ht.name.split("/", 1)[-1])
-    meta = ht.config.get("metadata") if isinstance(ht.config.get("metadata"), dict) else {}
-    timeout = max(30.0, ht.verifier_timeout_s)
-    return {
-        "id": f"{suite}/{short}", "title": ht.name, "statement": ht.instruction, "kind": "repo",
-        "language": "python", "limits": {"time_s": timeout, "wall_s": timeout + 30, "memory_mb": ht.memory_mb},
-        "repo": {"url": repo_rel, "image": image},
-        "tests": {"hidden": [{"name": "harbor-verifier", "command": list(build_command(workdir))}]},
-        "metadata": {"source": "harbor", "difficulty": str(meta.get("difficulty") or "") or None,
-                     "extra": {"harbor": {"name": ht.name, "workdir": workdir, "image": image,
-                                          "bases": ht.bases}}},
-    }
-
-
-def build_command(workdir: str) -> list[str]:
-    """The repo task's test command: Harbor's verifier step, then the reward as a junit report."""
-    script = ("mkdir -p /tmp/codegym-verifier && cd " + workdir + " && chmod +x /tests/test.sh 2>/dev/null; "
-              "(/tests/test.sh) > /tmp/codegym-verifier/test-stdout.txt 2>&1; "
-              "exec python3 /opt/codegym-harbor/reward_report.py /tmp/codegym-verifier")
-    return ["sh", "-c", script, "codegym-harbor", "--junitxml=/tmp/codegym-verifier/junit.xml"]
-
-
-def import_harbor(src: str | Path, out: str | Path, suite: str | None = None,
-                  progress: Callable[[str], None] | None = None) -> ImportResult:
-    """Harbor folders under `src` -> a codegym suite folder `out` of repo tasks."""
-    out = Path(out)
-    suite = suite or harbor_name(out.name)
-    res = ImportResult(out=out)
-    folders = find_task_folders(src)
-    out.mkdir(parents=True, exist_ok=True)
-    docs = []
-    for folder in folders:
-        try:
-            ht = read_harbor_task(folder)
-            short = harbor_name(ht.name.split("/", 1)[-1])
-            repo_dir = out / short / "repo"
-            if repo_dir.exists():
-                shutil.rmtree(repo_dir)
-            image, workdir = build_judge_image(ht, repo_dir)
-            docs.append(_codegym_task(ht, suite, image, f"{short}/repo", workdir))
-            res.imported.append(docs[-1]["id"])
-            if progress:
-                progress(docs[-1]["id"])
-        except HarborError as e:
-            res.failed.append((str(folder), str(e)))
-    write_suite(out, docs, name=suite, description=f"Harbor tasks imported from {Path(src).resolve().name}")
     return res

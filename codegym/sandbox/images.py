@@ -26,6 +26,9 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from codegym.sandbox.dockerfile import DockerfileError, image_refs, missing_images, remote_sources
+from codegym.sandbox.imagebuild import DEFAULT_BUILD_TIMEOUT_S, ImageBuildError, build_image
+
 #: language -> image of the default pool (the runner needs python3 in every image)
 DEFAULT_IMAGES: dict[str, str] = {
     "python": "codegym/python:3.11",
@@ -218,19 +221,16 @@ def _host_context(recipe: Recipe) -> tuple[bytes, str]:
     return buf.getvalue(), note
 
 
-def build_local(client, tag: str, **kw):
-    """``docker build`` tagged `tag` from local images only: no pull, no network (`kw`: the
-    context, labels ...). Raises RuntimeError with the tail of the build log."""
-    import docker.errors  # noqa: PLC0415
+def build_local(client, tag: str, timeout_s: float = DEFAULT_BUILD_TIMEOUT_S, **kw):
+    """``docker build`` tagged `tag` from local images only: no pull, no network, within
+    `timeout_s` (`codegym.sandbox.imagebuild`; `kw`: ``fileobj`` (with ``custom_context``)
+    or ``path``, ``labels``, ``dockerfile``). Raises RuntimeError with the tail of the build log."""
+    kw.pop("custom_context", None)
     try:
-        image, _ = client.images.build(tag=tag, pull=False, rm=True, forcerm=True, network_mode="none", **kw)
-    except docker.errors.BuildError as e:
-        tail = " | ".join(str(x.get("stream") or x.get("error") or "").strip()
-                          for x in list(e.build_log)[-4:] if isinstance(x, dict))
-        raise RuntimeError(f"docker build failed: {e.msg}" + (f" ({tail})" if tail else "")) from None
-    except docker.errors.APIError as e:
-        raise RuntimeError(f"docker build failed: {e.explanation or e}") from None
-    return image
+        image_id = build_image(tag, timeout_s=timeout_s, **kw)
+    except ImageBuildError as e:
+        raise RuntimeError(str(e)) from None
+    return client.images.get(image_id)
 
 
 def build_from_host(client, recipe: Recipe, rebuild: bool, out=sys.stderr) -> None:
@@ -270,15 +270,31 @@ def list_rows(client) -> list[dict]:
     return rows
 
 
+def check_dockerfile(client, text: str, where: str) -> None:
+    """RuntimeError unless every image `text` names is on the engine and no ``ADD`` downloads."""
+    try:
+        missing = missing_images(client, image_refs(text, where))
+        remote = [f"line {line}: ADD {src}" for line, src in remote_sources(text, where)]
+    except DockerfileError as e:
+        raise RuntimeError(str(e)) from None
+    if missing:
+        raise RuntimeError("; ".join(f"{where}:{r.line}: {r.how} {r.image}: {missing_image_message(r.image)}"
+                                     for r in missing))
+    if remote:
+        raise RuntimeError(f"{where}: {'; '.join(remote)}: the daemon would download it (builds are local only)")
+
+
 _TASK_IMAGE_LOCK = threading.Lock()
 _TASK_IMAGES: set[str] = set()  # tags of task images known to exist on the engine
 
 
 def task_image(client, dockerfile: str) -> str:
     """The tag of the image built from `dockerfile` (its text), built once per content
-    hash (``codegym/task:<sha256[:16]>``) with no network and no pull: ``FROM`` must
-    name a local image (e.g. ``codegym/python:3.11``; the runner needs a python3).
-    Raises RuntimeError with the build log's tail when the build fails."""
+    hash (``codegym/task:<sha256[:16]>``) with no network and no pull: every image it
+    names (``FROM``, ``COPY --from``, ``RUN --mount=from=``) must be local (e.g.
+    ``codegym/python:3.11``; the runner needs a python3), checked before the build, and
+    ``ADD <url>`` is refused (the daemon would download it). Raises RuntimeError naming
+    the missing image, or with the build log's tail when the build fails."""
     import docker.errors  # noqa: PLC0415
     tag = "codegym/task:" + hashlib.sha256(dockerfile.encode("utf-8")).hexdigest()[:16]
     if tag in _TASK_IMAGES:  # judged before: no engine round trip per judge
@@ -290,6 +306,7 @@ def task_image(client, dockerfile: str) -> str:
             return tag
         except docker.errors.ImageNotFound:
             pass
+        check_dockerfile(client, dockerfile, "the task's Dockerfile")
         build_local(client, tag, fileobj=io.BytesIO(dockerfile.encode("utf-8")),
                     labels={"codegym.task-image": "1"})
         _TASK_IMAGES.add(tag)
@@ -299,4 +316,4 @@ def task_image(client, dockerfile: str) -> str:
 __all__ = ["DEFAULT_IMAGES", "IMAGE_RECIPES", "RECIPES", "Recipe", "SCRIPT", "DOCKERFILES", "default_names",
            "registry_reachable", "docker_client", "image_info", "build_with_dockerfile", "build_with_script",
            "build_from_host", "build_local", "host_available", "host_program", "list_rows", "missing_image_message",
-           "task_image"]
+           "task_image", "check_dockerfile"]
