@@ -345,7 +345,7 @@ def build_judge_image(ht: HarborTask, env_tag: str, workdir: str, kept: list[str
             raise HarborError(f"{ht.path}: the judge image could not be built: {e}") from None
     try:
         client.containers.run(tag, ["python3", "-c", "pass"], remove=True, network_disabled=True)
-    except docker.errors.ContainerError:
+    except (docker.errors.ContainerError, docker.errors.APIError):
         try:
             client.images.remove(tag)
         except docker.errors.APIError:

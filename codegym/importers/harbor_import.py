@@ -22,6 +22,7 @@ working directory kept in the image, what the solution could not carry).
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import tempfile
@@ -29,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from codegym.importers.harbor_env import (
     BASE_COPY,
@@ -66,18 +69,17 @@ class ImportResult:
 
 def task_short_name(name: str) -> str:
     """The file and id part of an imported task: ``org/my-task`` -> ``my-task``."""
-    import re  # noqa: PLC0415 -- tiny helper
     short = re.sub(r"[^A-Za-z0-9._-]+", "-", name.split("/", 1)[-1]).strip("-.")
     return short or "task"
 
 
 def build_command(workdir: str, env: dict[str, str] | None = None) -> list[str]:
-    """The repo task's test command: the working directory's files kept in the image put
+    """The repo task's test command: the working directory's files kept in the image linked
     back where the task's files did not replace them, Harbor's verifier step with the
     task's ``[verifier].env``, then the reward as a junit report."""
     exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in sorted((env or {}).items()))
-    script = (f"mkdir -p /tmp/codegym-verifier && if [ -d {BASE_COPY} ]; then cp -a -n {BASE_COPY}/. "
-              f"{workdir}/ 2>/dev/null; fi; cd {workdir} && {exports}"
+    script = (f"mkdir -p /tmp/codegym-verifier && if [ -d {BASE_COPY} ]; then python3 "
+              f"/opt/codegym-harbor/reward_report.py --restore {BASE_COPY} {workdir}; fi; cd {workdir} && {exports}"
               "(/tests/test.sh) > /tmp/codegym-verifier/test-stdout.txt 2>&1; "
               "exec python3 /opt/codegym-harbor/reward_report.py /tmp/codegym-verifier")
     return ["sh", "-c", script, "codegym-harbor", "--junitxml=/tmp/codegym-verifier/junit.xml"]
@@ -213,7 +215,6 @@ def import_harbor(src: str | Path, out: str | Path, suite: str | None = None,
 
 
 def _write_suite_yaml(out: Path, name: str, description: str) -> None:
-    import yaml  # noqa: PLC0415 -- PyYAML is a core dependency; only this writer needs it here
     tmp = out / ".suite.yaml.tmp"
     tmp.write_text(yaml.safe_dump({"suite": {"name": name, "description": description}}, sort_keys=False),
                    encoding="utf-8")

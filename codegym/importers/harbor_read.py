@@ -266,6 +266,12 @@ def read_harbor_task(folder: str | Path, caps: FolderCaps = DEFAULT_CAPS) -> Har
     ver = _table(cfg, "verifier", toml_path)
     agent = _table(cfg, "agent", toml_path)
     sol_cfg = _table(cfg, "solution", toml_path)
+    if "command" in ver and not exists_inside(root, "tests/test.sh"):
+        raise HarborError(f"{toml_path}: verifier.command: not Harbor's task format (another framework's task.toml; "
+                          "Harbor's verifier is tests/test.sh)")
+    env_type = env_cfg.get("type")
+    if env_type is not None and str(env_type).lower() != "docker":
+        raise HarborError(f"{toml_path}: environment.type = {env_type!r}: codegym runs Docker environments only")
     os_name = str(env_cfg.get("os") or "linux").lower()
     if os_name != "linux":
         raise HarborError(f"{toml_path}: environment.os = {os_name!r}: codegym runs Linux containers only")

@@ -5,6 +5,11 @@ and run after the task's ``tests/test.sh``::
 
     python3 /opt/codegym-harbor/reward_report.py /tmp/codegym-verifier
 
+Before test.sh, ``reward_report.py --restore BASE WORKDIR`` links the working directory's
+files that the imported task does not carry (binary or large files, kept in the image
+under BASE) into WORKDIR where the task's files did not put a file of the same name:
+read-only links, so a 200 MB data file is neither copied into the task nor into the run.
+
 It reads the reward the way Harbor's verifier does (``reward.json`` first: a mapping of
 numbers whose ``reward`` key is the reward; else ``reward.txt``: one number), writes it
 as a one-test junit report (``harbor.reward``: passed when the reward is at least 1) to
@@ -40,7 +45,28 @@ def read_reward(folder: str) -> tuple[float | None, str]:
     return float(value), src
 
 
+def restore(base: str, dest: str) -> int:
+    """Link every file under `base` into `dest` where `dest` has nothing of that name; how many."""
+    n = 0
+    for dirpath, _dirs, names in os.walk(base):
+        rel = os.path.relpath(dirpath, base)
+        for name in names:
+            target = os.path.normpath(os.path.join(dest, rel, name))
+            if os.path.lexists(target):
+                continue
+            try:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                os.symlink(os.path.join(dirpath, name), target)
+                n += 1
+            except OSError:
+                continue
+    return n
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 4 and argv[1] == "--restore":
+        restore(argv[2], argv[3])
+        return 0
     folder = argv[1] if len(argv) > 1 else "/logs/verifier"
     reward, how = read_reward(folder)
     solved = reward is not None and reward >= 1.0

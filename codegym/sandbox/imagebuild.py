@@ -41,7 +41,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def _tail(log: list[str], n: int = 4) -> str:
-    lines = [_ANSI.sub("", x).strip() for x in log if _ANSI.sub("", x).strip()]
+    lines = [ln.strip() for x in log for ln in _ANSI.sub("", x).splitlines() if ln.strip()]
     return " | ".join(lines[-n:])
 
 
@@ -124,7 +124,8 @@ def _run_child(spec: dict, timeout_s: float, progress: Callable[[str], None] | N
     what = "docker pull" if spec.get("op") == "pull" else "docker build"
     if result.get("error"):
         tail = _tail(log) if what == "docker build" else ""
-        raise ImageBuildError(f"{what} failed: {result['error']}" + (f" ({tail})" if tail else ""))
+        error = " ".join(str(result["error"]).split())
+        raise ImageBuildError(f"{what} failed: {error}" + (f" ({tail})" if tail else ""))
     if not result.get("id"):
         raise ImageBuildError(f"{what} of {spec['tag']} ended without an image: {err.strip()[-500:]}")
     return result["id"]

@@ -293,3 +293,41 @@ def test_cli_export_and_import_report_what_they_did(tmp_path, capsys):
     assert "repo tasks are not exported" in capsys.readouterr().out
     assert main(["import", "harbor", str(tmp_path / "nothing"), "--out", str(tmp_path / "i")]) == 1
     assert "not a Harbor task folder" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- export keeps the meaning
+
+
+def test_export_by_task_id_works_for_every_id(tasks):
+    from codegym.importers.harbor import tasks_of
+    for tid, task in tasks.items():
+        got = tasks_of(tid)
+        assert [t.id for t in got] == [tid], tid
+    with pytest.raises(ValueError, match="names no task file, suite or task id"):
+        tasks_of("perfcode/no-such-task")
+
+
+def test_a_speed_task_is_not_exported_as_correctness_only_unless_asked(tmp_path, capsys):
+    """Before: `codegym export harbor perfcode/py-sum-numbers` exported nothing and exited 1
+    without a reason; an exported speed task paid the unchanged slow starter 1.0."""
+    from codegym.cli.main import main
+    assert main(["export", "harbor", "perfcode/py-sum-numbers", "--out", str(tmp_path / "a")]) == 1
+    io = capsys.readouterr()
+    assert "perfcode/py-sum-numbers: a speed task (" in io.out and "--correctness-only" in io.out
+    assert "error: nothing exported from perfcode/py-sum-numbers" in io.err
+    assert main(["export", "harbor", "perfcode/py-sum-numbers", "--out", str(tmp_path / "b"),
+                 "--correctness-only"]) == 0
+    text = (tmp_path / "b" / "perfcode-py-sum-numbers" / "instruction.md").read_text()
+    assert "checks correctness only" in text and "rewards speed" in text
+    res = export_harbor("dmcoptim", tmp_path / "c")
+    assert not res.exported and all("a speed task" in why for _, why in res.skipped)
+
+
+@pytest.mark.docker
+def test_check_fails_when_the_starter_of_a_speed_task_earns_the_references_reward(tmp_path, capsys):
+    _need_docker()
+    from codegym.cli.main import main
+    rc = main(["export", "harbor", "perfcode/py-sum-numbers", "--out", str(tmp_path), "--correctness-only",
+               "--check"])
+    out = capsys.readouterr().out
+    assert rc == 1 and "reference 1.0, starter 1.0  <- WRONG: a speed task whose unchanged starter earns" in out

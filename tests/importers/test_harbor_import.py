@@ -1,0 +1,146 @@
+"""Harbor import as Harbor runs tasks (issue 29, item 1).
+
+- ``tests/test.sh`` and ``solution/solve.sh`` of mode 644 (as public repositories have
+  them) work: Harbor runs ``chmod +x`` as root, and so does codegym (the judge image, the
+  trial); before, the unprivileged chmod failed silently and a correct answer scored 0;
+- ``solution/solve.sh`` becomes the task's ``reference`` solution: ``codegym tasks validate
+  --oracle`` passes it (1) and the unchanged starter is judged wrong (0);
+- where images come from (`plan_environment`, no engine needed): local, pulled (``--pull``,
+  or by default when a registry answers), a local stand-in with the difference said, else
+  one line naming the image and why none can be had (Ubuntu: not from Debian's mirror);
+  a ``docker_image`` is used as is, a Dockerfile built only when it cannot be had;
+- ``[verifier].env`` reaches ``test.sh``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import docker.errors
+import pytest
+from _harbor_tasks import STARTER, docker_ready, good_folder
+
+from codegym import load_suite
+from codegym.cli.main import main
+from codegym.importers.harbor import import_harbor, read_harbor_task, run_trial
+from codegym.importers.harbor_env import StandIn, plan_environment
+from codegym.importers.harbor_read import HarborError
+from codegym.judge import judge
+from codegym.sandbox import make_sandbox
+
+CI = bool(os.environ.get("CI"))
+
+
+def _need_docker() -> None:
+    if not docker_ready():
+        if CI:
+            pytest.fail("CI needs the docker engine and codegym/python:3.11 (.ci/run builds them)")
+        pytest.skip("no docker engine with codegym/python:3.11 (codegym images build python)")
+
+
+class _Images:
+    def __init__(self, have):
+        self.have = set(have)
+
+    def get(self, name):
+        if name not in self.have:
+            raise docker.errors.ImageNotFound(f"no such image: {name}")
+        return object()
+
+
+class _Client:
+    def __init__(self, *have):
+        self.images = _Images(have)
+
+
+# --------------------------------------------------------------------------- images (no engine)
+
+
+def test_a_missing_base_is_pulled_when_allowed_or_when_a_registry_answers(tmp_path):
+    ht = read_harbor_task(good_folder(tmp_path, "t", dockerfile="FROM python:3.12-slim\nWORKDIR /app\n"))
+    assert plan_environment(ht, _Client(), pull="yes").pull == ["python:3.12-slim"]
+    assert plan_environment(ht, _Client(), pull="auto", registry=lambda: True).pull == ["python:3.12-slim"]
+    assert plan_environment(ht, _Client("python:3.12-slim"), pull="yes").pull == []
+    with pytest.raises(HarborError, match=r"'python:3.12-slim' is not available locally; no registry answers "
+                                          r"\(--pull to try anyway\)"):
+        plan_environment(ht, _Client(), pull="auto", registry=lambda: False)
+    with pytest.raises(HarborError, match="pulling is off"):
+        plan_environment(ht, _Client(), pull="no", registry=lambda: True)
+
+
+def test_offline_a_stand_in_is_used_and_its_difference_said(tmp_path):
+    ht = read_harbor_task(good_folder(tmp_path, "t", dockerfile="FROM python:3.12-slim AS b\nFROM b\nWORKDIR /app\n"))
+    sub = StandIn("codegym/pyroot:3.13", lambda client: "codegym/pyroot:3.13", "python:3.12-slim -> 3.13")
+    plan = plan_environment(ht, _Client(), pull="no", stand_in=lambda img: sub if img.startswith("python:") else None)
+    assert plan.replace == {"python:3.12-slim": "codegym/pyroot:3.13"} and plan.notes == ["python:3.12-slim -> 3.13"]
+
+
+def test_ubuntu_cannot_be_made_here_and_the_refusal_says_so(tmp_path):
+    ht = read_harbor_task(good_folder(tmp_path, "t", dockerfile="FROM ubuntu:24.04\nWORKDIR /app\n"))
+    with pytest.raises(HarborError) as e:
+        plan_environment(ht, _Client(), pull="no", stand_in=lambda img: None)
+    assert "Dockerfile:1: FROM 'ubuntu:24.04' is not available locally" in str(e.value)
+    assert "Ubuntu's images cannot be made from the Debian mirror" in str(e.value)
+
+
+def test_a_docker_image_is_used_as_harbor_uses_it_and_the_dockerfile_built_only_without_it(tmp_path):
+    ht = read_harbor_task(good_folder(tmp_path, "t", toml='[environment]\ndocker_image = "org/prebuilt:1"\n'))
+    assert plan_environment(ht, _Client("org/prebuilt:1", "codegym/python:3.11")).use == "org/prebuilt:1"
+    plan = plan_environment(ht, _Client("codegym/python:3.11"), pull="no")
+    assert plan.use is None and "environment/Dockerfile is built instead" in plan.notes[0]
+
+
+# --------------------------------------------------------------------------- with the engine
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    if not docker_ready():
+        return None
+    root = tmp_path_factory.mktemp("harbor-import")
+    src = root / "src"
+    src.mkdir()
+    good_folder(src, "adder")
+    good_folder(src, "no-solution", solve_sh=None)
+    good_folder(src, "env-var", toml='[verifier.env]\nWANT = "5"\n',
+                test_sh="#!/bin/sh\nmkdir -p /logs/verifier\n[ \"$WANT\" = 5 ] && echo 1 > /logs/verifier/reward.txt "
+                        "|| echo 0 > /logs/verifier/reward.txt\n")
+    return src, root / "suite", import_harbor(src, root / "suite")
+
+
+@pytest.mark.docker
+def test_mode_644_scripts_run_and_the_solution_is_the_reference(imported):
+    _need_docker()
+    src, suite, res = imported
+    assert sorted(res.imported) == ["suite/adder", "suite/env-var", "suite/no-solution"] and not res.failed
+    assert oct(os.stat(src / "adder" / "tests" / "test.sh").st_mode & 0o777) == "0o644"
+    tasks = {t.id: t for t in load_suite(suite)}
+    adder = tasks["suite/adder"]
+    assert adder.solutions["reference"].files == {"main.py": "def add(a, b):\n    return a + b\n"}
+    assert "no solution/solve.sh: the task has no reference solution" in res.notes["suite/no-solution"]
+    sb = make_sandbox("docker")
+    try:
+        assert judge(adder, dict(adder.solution("reference").files), sandbox=sb, split="hidden").verdict == "accepted"
+        assert judge(adder, adder.starter_files(), sandbox=sb, split="hidden").verdict == "wrong_answer"
+        env_var = tasks["suite/env-var"]
+        assert judge(env_var, env_var.starter_files(), sandbox=sb, split="hidden").verdict == "accepted"
+    finally:
+        sb.close()
+
+
+@pytest.mark.docker
+def test_tasks_validate_oracle_checks_an_imported_task(imported, capsys):
+    _need_docker()
+    _, suite, _ = imported
+    assert main(["tasks", "validate", str(suite / "adder.yaml"), "--oracle", "--sandbox", "docker"]) == 0
+    assert "ORACLE ok   suite/adder reference [python]: accepted" in capsys.readouterr().out
+
+
+@pytest.mark.docker
+def test_a_harbor_style_trial_chmods_as_root(imported):
+    _need_docker()
+    src, _, _ = imported
+    good, bad = run_trial(src / "adder", solve=True), run_trial(src / "adder", solve=False)
+    assert (good.reward, bad.reward) == (1.0, 0.0), (good.test_output, good.solve_output, bad.error)
+    assert (Path(src / "adder" / "environment" / "app" / "main.py").read_text() == STARTER)
