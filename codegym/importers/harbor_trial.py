@@ -52,6 +52,7 @@ class TrialResult:
     solve_output: str = ""
     test_output: str = ""
     error: str = ""
+    test_exit: int | None = None
 
 
 def read_reward_files(files: dict[str, str]) -> tuple[dict[str, float], str]:
@@ -95,10 +96,29 @@ def _tar_files(files: dict[str, str]) -> bytes:
     return buf.getvalue()
 
 
-def _exec(c: Any, script: str, workdir: str, timeout_s: float, user: str = "", env: dict | None = None) -> str:
+def _exec_rc(c: Any, script: str, workdir: str, timeout_s: float, user: str = "",
+             env: dict | None = None) -> tuple[int | None, str]:
     r = c.exec_run(["timeout", "-k", "5", str(max(1, int(timeout_s))), "sh", "-c", script], workdir=workdir,
                    user=user, environment=env or None)
-    return (r.output or b"").decode("utf-8", "replace")
+    return r.exit_code, (r.output or b"").decode("utf-8", "replace")
+
+
+def _exec(c: Any, script: str, workdir: str, timeout_s: float, user: str = "", env: dict | None = None) -> str:
+    return _exec_rc(c, script, workdir, timeout_s, user, env)[1]
+
+
+def _gone(c: Any) -> str:
+    """Why the trial container is no longer running ('' when it runs)."""
+    import docker.errors  # noqa: PLC0415 -- optional dependency (codegym[docker])
+    try:
+        c.reload()
+    except docker.errors.NotFound:
+        return "the trial container is gone (stopped or removed from outside during the trial)"
+    state = c.attrs.get("State") or {}
+    if state.get("Running"):
+        return ""
+    return (f"the trial container stopped during the trial (exit {state.get('ExitCode')}, "
+            f"OOM-killed: {bool(state.get('OOMKilled'))})")
 
 
 def _as_root(c: Any, script: str) -> None:
@@ -155,9 +175,12 @@ def run_trial(folder: str | Path, solve: bool = True, files: dict[str, str] | No
                     "/logs/verifier/reward.json")
         c.put_archive("/", _tar_dir(check_tree(ht.path, "tests"), "tests"))
         _as_root(c, "chmod +x /tests/test.sh")
-        res.test_output = _exec(c, "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1; "
-                                   "cat /logs/verifier/test-stdout.txt", workdir, ht.verifier_timeout_s,
-                                user=ht.verifier_user or "", env=ht.verifier_env)
+        res.test_exit, res.test_output = _exec_rc(
+            c, "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1; rc=$?; cat /logs/verifier/test-stdout.txt; "
+               "exit $rc", workdir, ht.verifier_timeout_s, user=ht.verifier_user or "", env=ht.verifier_env)
+        gone = _gone(c)
+        if gone:
+            raise HarborError(f"{ht.path}: {gone}; test.sh exit {res.test_exit}: {res.test_output[-300:]}")
         stream, _ = c.get_archive("/logs/verifier/.")
         with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tf:
             for m in tf.getmembers():
@@ -167,6 +190,11 @@ def run_trial(folder: str | Path, solve: bool = True, files: dict[str, str] | No
         res.reward = res.rewards.get("reward") if res.rewards else None
         if res.rewards and res.reward is None:
             res.error = "reward.json has no 'reward' key"
+        if res.error:
+            timed_out = res.test_exit in (124, 137)
+            res.error += (f" (test.sh exit {res.test_exit}" + (f": stopped at the verifier timeout of "
+                                                               f"{ht.verifier_timeout_s:g} s?" if timed_out else "")
+                          + ")")
         return res
     finally:
         _remove(c)

@@ -199,13 +199,13 @@ def test_harbor_style_trials_give_1_with_the_solution_and_0_without(exported, ta
     _need_docker()
     out, _ = exported
 
-    def one(tid: str) -> tuple[str, float | None, float | None, str]:
+    def one(tid: str) -> tuple[str, float | None, float | None, tuple]:
         task = tasks[tid]
         folder = out / harbor_name(tid)
         wrong = _wrong(task)
         good = run_trial(folder, solve=True)
         bad = run_trial(folder, solve=False, files=None if wrong == task.starter_files() else wrong)
-        return tid, good.reward, bad.reward, good.test_output[-300:] + bad.test_output[-300:]
+        return tid, good.reward, bad.reward, (good.error, bad.error, good.test_output[-300:] + bad.test_output[-300:])
 
     with ThreadPoolExecutor(3) as pool:
         results = list(pool.map(one, _sample(tasks)))
@@ -300,7 +300,7 @@ def test_cli_export_and_import_report_what_they_did(tmp_path, capsys):
 
 def test_export_by_task_id_works_for_every_id(tasks):
     from codegym.importers.harbor import tasks_of
-    for tid, task in tasks.items():
+    for tid in tasks:
         got = tasks_of(tid)
         assert [t.id for t in got] == [tid], tid
     with pytest.raises(ValueError, match="names no task file, suite or task id"):
