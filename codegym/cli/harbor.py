@@ -73,6 +73,9 @@ def add_harbor_import(import_subparsers) -> argparse.ArgumentParser:
                         "<url>); by default builds have none")
     p.add_argument("--build-timeout", type=float, default=None, metavar="S",
                    help="the longest an environment build may take (default: the task's build_timeout_sec)")
+    p.add_argument("--no-verify", dest="verify", action="store_false",
+                   help="keep tasks without judging them first (by default each task is judged through the docker "
+                        "sandbox: its solution must get reward 1 and the unchanged starting files must not)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_import_harbor)
     return p
@@ -123,7 +126,7 @@ def cmd_export_harbor(args: argparse.Namespace) -> int:
 def cmd_import_harbor(args: argparse.Namespace) -> int:
     try:
         res = import_harbor(args.file, args.out, suite=args.suite_name, pull=args.pull,
-                            build_network=args.build_network, build_timeout_s=args.build_timeout,
+                            build_network=args.build_network, build_timeout_s=args.build_timeout, verify=args.verify,
                             progress=None if args.json else (lambda m: print(f"  ... {m}", file=sys.stderr)))
     except (HarborError, TaskValidationError, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -125,16 +125,16 @@ def plan_environment(ht: HarborTask, client: Any, pull: str = "auto",
 
     where = ht.path / "task.toml"
     if ht.image:
+        sub = None
         if _local(client, ht.image):
             plan.use = ht.image
         elif can_pull():
             plan.use, plan.pull = ht.image, [ht.image]
-        elif ht.dockerfile is None:
-            sub = stand_in(ht.image) if stand_in else None
-            if sub is None:
-                raise HarborError(_unavailable(where, ht.image, pull, "environment.docker_image"))
+        elif (sub := stand_in(ht.image) if stand_in else None) is not None:
             plan.use, plan.stand_ins[ht.image] = sub.image, sub
             plan.notes.append(sub.note)
+        elif ht.dockerfile is None:
+            raise HarborError(_unavailable(where, ht.image, pull, "environment.docker_image"))
         else:
             plan.notes.append(f"environment.docker_image {ht.image!r} is not local and not pulled: "
                               "environment/Dockerfile is built instead (as `harbor run --force-build` does)")
@@ -165,7 +165,7 @@ def _unavailable(where: Any, image: str, pull: str, how: str) -> str:
     if low.startswith("ubuntu"):
         made = "Ubuntu's images cannot be made from the Debian mirror this machine builds roots from"
     else:
-        made = "codegym makes local stand-ins only for Python (python:3.x) and Debian (debian:<suite>) bases"
+        made = "no local stand-in can be made for it here (codegym makes them for python:3.x and debian:<suite>)"
     return (f"{where}: {how} {image!r} is not available locally; {why + '; ' if why else ''}{made}: "
             "load it (docker load / docker pull) and import again")
 

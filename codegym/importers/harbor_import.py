@@ -10,7 +10,9 @@ nothing else:
 3. per task: pulls and stand-ins, the environment image, its working directory (the
    task's repository), the judge image, and ``solution/solve.sh`` run in the environment
    to give the task's ``reference`` solution -- written into a staging folder inside
-   `out`;
+   `out` -- then judged as codegym will judge it (`verify_task`, through the docker
+   sandbox): the reference must get reward 1 and the unchanged starting files must not,
+   else the task is refused with the reason;
 4. each finished task is moved into `out` (a task folder of the same name from an earlier
    import is replaced only then), then ``suite.yaml``; the staging folder is removed.
 
@@ -54,9 +56,11 @@ from codegym.importers.harbor_read import (
 )
 from codegym.importers.harbor_trial import capture_solution
 from codegym.importers.yamlout import write_suite_file
+from codegym.judge.run import judge
+from codegym.sandbox import make_sandbox
 from codegym.tasks.load import TaskValidationError, load_task
 
-__all__ = ["ImportResult", "import_harbor", "build_command", "task_short_name"]
+__all__ = ["ImportResult", "import_harbor", "build_command", "task_short_name", "verify_task"]
 
 
 @dataclass
@@ -105,7 +109,8 @@ def _doc(ht: HarborTask, suite: str, short: str, image: str, workdir: str,
 
 
 def _import_one(ht: HarborTask, plan, short: str, suite: str, stage: Path, client: Any, build_network: bool,
-                build_timeout_s: float | None, progress: Callable[[str], None] | None) -> tuple[dict, list[str]]:
+                build_timeout_s: float | None, progress: Callable[[str], None] | None,
+                sandbox: Any = None) -> tuple[dict, list[str]]:
     notes = realize_plan(plan, client)
     env_tag, workdir = build_env_image(ht, plan, client, network=build_network, timeout_cap_s=build_timeout_s)
     folder = stage / short
@@ -131,10 +136,48 @@ def _import_one(ht: HarborTask, plan, short: str, suite: str, stage: Path, clien
     doc = _doc(ht, suite, short, judge_tag, workdir, solution)
     path = write_suite_file(stage, doc)
     try:
-        load_task(path)
+        task = load_task(path)
     except TaskValidationError as e:
         raise HarborError(f"{ht.path}: the imported task does not load: {e}") from None
+    if sandbox is not None:
+        notes += verify_task(ht, task, sandbox)
     return doc, notes
+
+
+#: what a test.sh that fetches or installs at test time runs (codegym's verifier has no network)
+_FETCHES = re.compile(r"\b(apt-get|apt|curl|wget|uvx|uv\s+pip|pip3?\s+install|npm\s+(?:i|install)|"
+                      r"git\s+clone|go\s+install|cargo\s+install)\b")
+
+
+def verify_task(ht: HarborTask, task: Any, sandbox: Any) -> list[str]:
+    """Judge the imported task as codegym will: its reference must get reward 1 and the
+    unchanged starting files must not; HarborError says why not (one line)."""
+    def why(rep) -> str:
+        bad = next((c for c in rep.cases if c.status != "accepted"), None)
+        msg = " ".join(((bad.message if bad else "") or rep.message or rep.verdict).split())
+        return msg[-300:]
+    fetches = sorted(set(m.group(1).split()[0] for m in _FETCHES.finditer(_test_sh(ht))))
+    hint = (f" (test.sh runs {', '.join(fetches)} at test time: codegym's verifier has no network and is not "
+            "root)" if fetches else "")
+    if "reference" in task.solutions:
+        ref = judge(task, dict(task.solution("reference").files), sandbox=sandbox, split="hidden")
+        if ref.verdict != "accepted":
+            raise HarborError(f"{ht.path}: with its own solution the task gets {ref.verdict}, not reward 1, in "
+                              f"codegym's docker sandbox{hint}: {why(ref)}")
+    start = judge(task, task.starter_files(), sandbox=sandbox, split="hidden")
+    if start.verdict == "accepted":
+        raise HarborError(f"{ht.path}: the unchanged starting files already get reward 1: the verifier checks "
+                          "nothing an agent must do")
+    if "reference" not in task.solutions:
+        return [f"verified: the unchanged starting files get {start.verdict} (no reference to check)"]
+    return [f"verified: the reference gets reward 1, the unchanged starting files {start.verdict}"]
+
+
+def _test_sh(ht: HarborTask) -> str:
+    try:
+        return (ht.path / "tests" / "test.sh").read_text(encoding="utf-8", errors="replace")[:1 << 20]
+    except OSError:
+        return ""
 
 
 def _commit(stage: Path, out: Path, short: str) -> None:
@@ -153,11 +196,12 @@ def _commit(stage: Path, out: Path, short: str) -> None:
 def import_harbor(src: str | Path, out: str | Path, suite: str | None = None,
                   progress: Callable[[str], None] | None = None, pull: str = "auto", build_network: bool = False,
                   build_timeout_s: float | None = None, stand_in: Callable[[str], StandIn | None] | None = None,
-                  client: Any = None, caps: FolderCaps = DEFAULT_CAPS) -> ImportResult:
+                  client: Any = None, caps: FolderCaps = DEFAULT_CAPS, verify: bool = True) -> ImportResult:
     """Harbor folders under `src` -> a codegym suite folder `out` of repo tasks (see the
     module docstring). `pull`: one of `PULL_POLICIES`; `build_network`: the environment's
     build may reach the network (the user's choice); `stand_in`: the maker of local
-    stand-ins for images that cannot be had."""
+    stand-ins for images that cannot be had; `verify`: judge each task through the docker
+    sandbox before it is kept (`verify_task`)."""
     if pull not in PULL_POLICIES:
         raise ValueError(f"pull must be one of {PULL_POLICIES}, not {pull!r}")
     out = Path(out)
@@ -190,11 +234,12 @@ def import_harbor(src: str | Path, out: str | Path, suite: str | None = None,
     out.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=".codegym-import-", dir=out))
     docs = []
+    sandbox = make_sandbox("docker") if verify and planned else None
     try:
         for folder, ht, short, plan in planned:               # 3: build, stage
             try:
                 doc, notes = _import_one(ht, plan, short, suite, stage, client, build_network, build_timeout_s,
-                                         progress)
+                                         progress, sandbox)
             except HarborError as e:
                 res.failed.append((str(folder), str(e)))
                 shutil.rmtree(stage / short, ignore_errors=True)
@@ -208,6 +253,8 @@ def import_harbor(src: str | Path, out: str | Path, suite: str | None = None,
                 progress(doc["id"])
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+        if sandbox is not None:
+            sandbox.close()
     if docs or not (out / "suite.yaml").exists():
         _write_suite_yaml(out, suite, f"Harbor tasks imported from {Path(src).resolve().name}")
     res.failed.sort()

@@ -104,8 +104,8 @@ def imported(tmp_path_factory):
     good_folder(src, "adder")
     good_folder(src, "no-solution", solve_sh=None)
     good_folder(src, "env-var", toml='[verifier.env]\nWANT = "5"\n',
-                test_sh="#!/bin/sh\nmkdir -p /logs/verifier\n[ \"$WANT\" = 5 ] && echo 1 > /logs/verifier/reward.txt "
-                        "|| echo 0 > /logs/verifier/reward.txt\n")
+                test_sh="#!/bin/sh\nmkdir -p /logs/verifier\n[ \"$(python3 -c 'import main; print(main.add(2, 3))')\" "
+                        "= \"$WANT\" ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n")
     return src, root / "suite", import_harbor(src, root / "suite")
 
 
@@ -119,12 +119,15 @@ def test_mode_644_scripts_run_and_the_solution_is_the_reference(imported):
     adder = tasks["suite/adder"]
     assert adder.solutions["reference"].files == {"main.py": "def add(a, b):\n    return a + b\n"}
     assert "no solution/solve.sh: the task has no reference solution" in res.notes["suite/no-solution"]
+    assert ("verified: the reference gets reward 1, the unchanged starting files wrong_answer"
+            in res.notes["suite/adder"])
     sb = make_sandbox("docker")
     try:
         assert judge(adder, dict(adder.solution("reference").files), sandbox=sb, split="hidden").verdict == "accepted"
         assert judge(adder, adder.starter_files(), sandbox=sb, split="hidden").verdict == "wrong_answer"
-        env_var = tasks["suite/env-var"]
-        assert judge(env_var, env_var.starter_files(), sandbox=sb, split="hidden").verdict == "accepted"
+        env_var = tasks["suite/env-var"]   # test.sh compares add(2, 3) with $WANT from [verifier.env]
+        assert judge(env_var, dict(env_var.solution("reference").files), sandbox=sb,
+                     split="hidden").verdict == "accepted"
     finally:
         sb.close()
 
@@ -144,3 +147,25 @@ def test_a_harbor_style_trial_chmods_as_root(imported):
     good, bad = run_trial(src / "adder", solve=True), run_trial(src / "adder", solve=False)
     assert (good.reward, bad.reward) == (1.0, 0.0), (good.test_output, good.solve_output, bad.error)
     assert (Path(src / "adder" / "environment" / "app" / "main.py").read_text() == STARTER)
+
+
+@pytest.mark.docker
+def test_a_task_codegym_cannot_grade_is_refused_with_the_reason(tmp_path):
+    """Judged at import as codegym will judge it: a verifier that downloads its tools at
+    test time gets 0 with the task's own solution (no network); a verifier that checks
+    nothing gives the unchanged starter 1. Both are refused, the others kept."""
+    _need_docker()
+    src = tmp_path / "src"
+    src.mkdir()
+    good_folder(src, "fetches", test_sh="#!/bin/bash\nmkdir -p /logs/verifier\ncurl -LsSf https://astral.sh/uv/"
+                                       "install.sh | sh && uvx pytest /tests && echo 1 > /logs/verifier/reward.txt "
+                                       "|| echo 0 > /logs/verifier/reward.txt\n")
+    good_folder(src, "lenient", test_sh="#!/bin/sh\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\n")
+    good_folder(src, "ok")
+    res = import_harbor(src, tmp_path / "out")
+    assert res.imported == ["out/ok"]
+    reasons = {Path(f).name: why for f, why in res.failed}
+    assert "with its own solution the task gets wrong_answer, not reward 1" in reasons["fetches"]
+    assert "test.sh runs curl, uvx at test time" in reasons["fetches"]
+    assert "the unchanged starting files already get reward 1" in reasons["lenient"]
+    assert not (tmp_path / "out" / "fetches").exists() and not (tmp_path / "out" / "lenient.yaml").exists()
