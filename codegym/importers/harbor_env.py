@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from codegym.importers.harbor_read import HarborError, HarborTask, check_tree, tree_digest
+from codegym.sandbox.docker import CONTAINER_PYTHON
 from codegym.sandbox.dockerfile import substitute
 from codegym.sandbox.imagebuild import ImageBuildError, build_image, pull_image
 from codegym.sandbox.images import docker_client, registry_reachable
@@ -328,10 +329,12 @@ def build_judge_image(ht: HarborTask, env_tag: str, workdir: str, kept: list[str
     parent = os.path.dirname(workdir) or "/"
     keep = (f"mkdir -p {BASE_COPY} && (cd {workdir} && tar -cf - -T /opt/codegym-harbor/restore.txt "
             f"--no-recursion 2>/dev/null | tar -C {BASE_COPY} -xf -) ; " if kept else "")
-    dockerfile = (f"FROM {env_tag}\nUSER root\nCOPY tests/ /tests/\n"
+    dockerfile = (f"FROM {env_tag}\nUSER root\nENTRYPOINT []\nCOPY tests/ /tests/\n"
                   "COPY harbor_reward.py /opt/codegym-harbor/reward_report.py\n"
                   "COPY restore.txt /opt/codegym-harbor/restore.txt\n"
-                  f"RUN {keep}chmod -R a+rX /tests /opt/codegym-harbor && chmod +x /tests/test.sh && rm -rf {workdir} "
+                  f"RUN {keep}chmod -R a+rX /tests /opt/codegym-harbor && chmod +x /tests/test.sh && "
+                  f"{{ [ -e {CONTAINER_PYTHON} ] || {{ p=$(command -v python3) && ln -s \"$p\" {CONTAINER_PYTHON}; }} "
+                  f"|| true; }} && rm -rf {workdir} "
                   f"&& mkdir -p {parent} && ln -s {SANDBOX_WORKDIR} {workdir} && mkdir -p /logs "
                   f"&& ln -sfn {VERIFIER_TMP} /logs/verifier\n")
     with tempfile.TemporaryDirectory(prefix="codegym-harbor-") as ctx:
@@ -344,12 +347,13 @@ def build_judge_image(ht: HarborTask, env_tag: str, workdir: str, kept: list[str
         except ImageBuildError as e:
             raise HarborError(f"{ht.path}: the judge image could not be built: {e}") from None
     try:
-        client.containers.run(tag, ["python3", "-c", "pass"], remove=True, network_disabled=True)
+        client.containers.run(tag, [CONTAINER_PYTHON, "-c", "pass"], remove=True, network_disabled=True,
+                              entrypoint=[])
     except (docker.errors.ContainerError, docker.errors.APIError):
         try:
             client.images.remove(tag)
         except docker.errors.APIError:
             pass
-        raise HarborError(f"{ht.path}: the environment has no python3, which codegym's docker sandbox needs to "
-                          "run the verifier") from None
+        raise HarborError(f"{ht.path}: the environment has no python3 ({CONTAINER_PYTHON} or on PATH), which "
+                          "codegym's docker sandbox needs to run the verifier") from None
     return tag

@@ -198,7 +198,7 @@ def test_a_task_failing_late_writes_nothing_and_keeps_the_earlier_import(tmp_pat
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     # the same task again, now with an environment that has no python3: refused after its image was built
     (src / "t" / "environment" / "Dockerfile").write_text("FROM codegym/python:3.11\nWORKDIR /app\nCOPY app/ /app/\n"
-                                                          "RUN rm -f /usr/bin/python3*\n")
+                                                          "RUN rm -f /usr/bin/python3* /bin/python3*\n")
     res = import_harbor(src, out)
     assert not res.imported and "has no python3" in res.failed[0][1]
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
