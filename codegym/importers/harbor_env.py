@@ -204,8 +204,10 @@ def build_env_image(ht: HarborTask, plan: EnvPlan, client: Any, network: bool = 
         text = ht.dockerfile or ""
         if plan.stand_ins:
             text = substitute(text, plan.replace, str(where))
-        key = hashlib.sha256((tree_digest(env) + text + repr(sorted(plan.replace.items())) + str(network))
-                             .encode()).hexdigest()[:16]
+        # the files and modes of environment/, the Dockerfile as built, the ids of the images it
+        # names (a re-pulled or remade base gives a new image), the network setting
+        ids = sorted({client.images.get(plan.replace.get(r.image, r.image)).id for r in ht.refs})
+        key = hashlib.sha256("\0".join([tree_digest(env), text, *ids, str(network)]).encode()).hexdigest()[:16]
         tag = f"codegym/harbor-env:{key}"
         if not _local(client, tag):
             bound = min(ht.build_timeout_s, timeout_cap_s) if timeout_cap_s else ht.build_timeout_s
@@ -321,11 +323,6 @@ def build_judge_image(ht: HarborTask, env_tag: str, workdir: str, kept: list[str
     import docker.errors  # noqa: PLC0415 -- optional dependency (codegym[docker])
     tests = check_tree(ht.path, "tests")
     restore = "\n".join(kept) + ("\n" if kept else "")
-    digest = hashlib.sha256((env_tag + "\0" + tree_digest(tests) + "\0" + workdir + "\0" + restore).encode()
-                            + REWARD_REPORTER.read_bytes()).hexdigest()[:16]
-    tag = f"codegym/harbor:{digest}"
-    if _local(client, tag):
-        return tag
     parent = os.path.dirname(workdir) or "/"
     keep = (f"mkdir -p {BASE_COPY} && (cd {workdir} && tar -cf - -T /opt/codegym-harbor/restore.txt "
             f"--no-recursion 2>/dev/null | tar -C {BASE_COPY} -xf -) ; " if kept else "")
@@ -337,6 +334,14 @@ def build_judge_image(ht: HarborTask, env_tag: str, workdir: str, kept: list[str
                   f"|| true; }} && rm -rf {workdir} "
                   f"&& mkdir -p {parent} && ln -s {SANDBOX_WORKDIR} {workdir} && mkdir -p /logs "
                   f"&& ln -sfn {VERIFIER_TMP} /logs/verifier\n")
+    # the environment's image id (a re-pulled base gives a new judge image), the tests' names, modes
+    # and bytes, this recipe, the kept files and the reporter
+    env_id = client.images.get(env_tag).id
+    digest = hashlib.sha256("\0".join((env_id, tree_digest(tests), dockerfile, restore)).encode()
+                            + REWARD_REPORTER.read_bytes()).hexdigest()[:16]
+    tag = f"codegym/harbor:{digest}"
+    if _local(client, tag):
+        return tag
     with tempfile.TemporaryDirectory(prefix="codegym-harbor-") as ctx:
         shutil.copytree(tests, Path(ctx) / "tests", symlinks=False)
         shutil.copy(REWARD_REPORTER, Path(ctx) / "harbor_reward.py")
