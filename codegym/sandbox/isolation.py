@@ -211,7 +211,7 @@ ROOT_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localt
             "ca-certificates", "ca-certificates.conf", "debian_version", "os-release")
 
 
-def _system_binds(root: str) -> list[str]:
+def system_binds(root: str = "/") -> list[str]:
     """bubblewrap arguments for the system directories: the host's (`root` "/": /usr, /lib*,
     /bin, /sbin and a few /etc files) or a Python root's (its /usr, /lib*, /bin, /sbin and
     the /etc pieces of ROOT_ETC), all read-only, each at its usual place."""
@@ -249,7 +249,7 @@ def bwrap_argv(disk_mb: int, passwd: str, group: str, extra_binds: list[str], sa
          "--new-session", "--hostname", "sandbox"]
     if "--disable-userns" in bwrap_features():
         a.append("--disable-userns")
-    a += _system_binds(root)
+    a += system_binds(root)
     a += ["--ro-bind", passwd, "/etc/passwd", "--ro-bind", group, "/etc/group"]
     for src in extra_binds:
         a += ["--ro-bind", src, src]
@@ -304,5 +304,5 @@ def toolchain_binds(python: str) -> tuple[list[str], str]:
 
 
 __all__ = ["IsolationUnavailable", "UNSAFE_ENV", "unsafe_opted_in", "refusal", "confinement_problem", "ROOT_ETC",
-           "bwrap_available", "bwrap_features", "bwrap_argv", "etc_files", "toolchain_binds", "claim_uid",
-           "kill_uid", "proc_start", "instance_dir", "rmtree", "warn_once", "warn_rlimits"]
+           "system_binds", "bwrap_available", "bwrap_features", "bwrap_argv", "etc_files", "toolchain_binds",
+           "claim_uid", "kill_uid", "proc_start", "instance_dir", "rmtree", "warn_once", "warn_rlimits"]

@@ -391,16 +391,14 @@ def _in_root(root: PythonRoot, tool: str) -> bool:
 
 
 def root_env_binds(root: PythonRoot) -> list[str]:
-    """The repository environments (`env_root`, read-only) for slots on `root`: bound at their
-    host path, under the root's /usr too (its mount point is made in the root once)."""
+    """The repository environments (`env_root`, read-only) for slots on `root`, at their host
+    path; one under /usr gets its mount point made in the root once (the root's /usr is bound)."""
     try:
         envs = env_root()
     except OSError:
         return []
-    if not envs.is_dir():
-        return []
-    point = root.host_path(str(envs))
-    if not point.is_dir():
+    if str(envs).startswith("/usr/"):
+        point = root.host_path(str(envs))
         try:
             point.mkdir(parents=True, exist_ok=True)
         except OSError:

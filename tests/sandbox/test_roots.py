@@ -9,6 +9,7 @@ a Docker engine the docker ones do.
 
 from __future__ import annotations
 
+import ast
 import os
 import socket
 import threading
@@ -21,8 +22,11 @@ from _tools import docker_or_skip, missing, need_bwrap
 
 from codegym.core.limits import Limits
 from codegym.importers.swebench import grade
+from codegym.judge.harness import COMMAND_RUNNER, FUNCTION_DRIVER, SCRIPT_DRIVER
 from codegym.judge.run import judge
 from codegym.sandbox import make_sandbox
+from codegym.sandbox.forkserver.source import server_source
+from codegym.sandbox.launcher import LAUNCHER
 from codegym.sandbox.roots import (
     MARKER,
     PYTHON_SUITES,
@@ -95,6 +99,15 @@ def test_a_failed_build_leaves_no_root_and_a_partial_one_is_never_used(tmp_path,
     assert find_root("3.9") is None
     with pytest.raises(RootError, match="no Python root for '3.10'"):
         ensure_root("3.10")
+
+
+def test_what_runs_in_a_slot_is_python_39_syntax():
+    """The fork server, the launcher and the judge's drivers run on every root's Python (3.9 -
+    3.13): their syntax is 3.9's (the roots' runs below check the standard library they use)."""
+    sources = {"forkserver": server_source().decode(), "launcher": LAUNCHER,
+               "function": FUNCTION_DRIVER, "script": SCRIPT_DRIVER, "command": COMMAND_RUNNER}
+    for name, src in sources.items():
+        ast.parse(src, filename=name, feature_version=(3, 9))
 
 
 # --------------------------------------------------------------------------- on a root

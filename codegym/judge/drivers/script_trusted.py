@@ -48,7 +48,7 @@ def prepare(nonce, cfg, out_stream):
         except BaseException:
             pass
 
-    if sys.version_info < (3, 11):  # noqa: UP036 -- drivers run on the roots' Python 3.9 too
+    if sys.version_info < (3, 11):
         # the hook below refuses frame introspection (tb_frame, gi_frame, f_back) and gc's
         # referrers through audit events that older Pythons do not raise: judging there would
         # leave the tests' frames open to the candidate

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import resource
 import struct
+import sys
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -29,6 +30,40 @@ def libc_prctl():
         fn.restype = ctypes.c_int
         _prctl_fn = fn
     return _prctl_fn
+
+
+_close_range_fn = None
+
+
+def prepare_close_range() -> None:
+    """Python 3.9 (the bullseye root's) closes descriptors one at a time in os.closerange:
+    65,536 system calls in every forked child, ~30 ms.  There, close_range(2) (Linux 5.9)
+    through libc's syscall() is prepared once in the server, if the kernel has it; later
+    Pythons (built with glibc >= 2.34) already make os.closerange that one call."""
+    global _close_range_fn
+    if sys.version_info >= (3, 10):
+        return
+    import platform  # noqa: PLC0415
+    if platform.machine() not in ("x86_64", "aarch64"):
+        return
+    try:
+        import ctypes  # noqa: PLC0415
+        fn = ctypes.CDLL(None).syscall
+        fn.argtypes = [ctypes.c_long, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint]
+        fn.restype = ctypes.c_int
+        if fn(436, 0x7FFFFFF0, 0x7FFFFFFF, 0) == 0:  # close_range on no open descriptor: supported
+            _close_range_fn = fn
+    except Exception:
+        pass
+
+
+def close_fds(low: int, high: int) -> None:
+    """Close the descriptors low .. high - 1 (os.closerange's contract), in one system call
+    where `prepare_close_range` found one."""
+    if high <= low:
+        return
+    if _close_range_fn is None or _close_range_fn(436, low, high - 1, 0) != 0:
+        os.closerange(low, high)
 
 
 def prctl(option: int, value: int) -> None:

@@ -22,7 +22,9 @@ from codegym.sandbox.forkserver.confine import (
     PR_SET_DUMPABLE,
     PR_SET_PDEATHSIG,
     apply_rlimits,
+    close_fds,
     prctl,
+    prepare_close_range,
     prepare_seccomp,
     rlimit_plan,
 )
@@ -113,6 +115,7 @@ class Server:
         except ImportError:
             pass
         prctl(PR_SET_DUMPABLE, 0)  # (again: resolves the ctypes function before the freeze)
+        prepare_close_range()
         rlimit_plan({"fsize": 1, "stack": 1, "nofile": 1, "nproc": 1, "as": 1})  # caches hard limits
         self.streams = self.make_streams()
         try:  # (guarding the server: a program of its uid cannot signal it or change its rlimits)
@@ -375,10 +378,10 @@ class Server:
     def child(self, hdr: dict, plan: list, x_w: int, prep, streams, drop=None) -> int:
         os.setsid()
         if x_w >= 0:
-            os.closerange(3, x_w)
-            os.closerange(x_w + 1, self.maxfd)
+            close_fds(3, x_w)
+            close_fds(x_w + 1, self.maxfd)
         else:
-            os.closerange(3, self.maxfd)
+            close_fds(3, self.maxfd)
         os.chdir(self.box)
         if prep is not None:
             # SIGINT stays ignored (as in the server): resetting it costs every run ~0.1 ms
