@@ -4,13 +4,15 @@
         --seed 0 --out rollouts.jsonl
 
 With several ``--agent`` flags every agent plays the same tasks with the same seeds
-(`codegym.rollout.runner.run_episodes`), and the table puts them side by side.
+(`codegym.rollout.runner.run_episodes`), and the table puts them side by side. A bad env
+id, option, agent spec or task id is one line on stderr and exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,8 +21,9 @@ from rich.console import Console
 from rich.table import Table
 
 from codegym.agents import make_agent
-from codegym.envs.registration import register_envs
+from codegym.envs.registration import ENV_IDS, register_envs
 from codegym.rollout.runner import run_episodes
+from codegym.tasks.suite import list_suites
 
 __all__ = ["register", "summary_table", "parse_key_values"]
 
@@ -77,20 +80,49 @@ def _env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return env_kwargs
 
 
+def _setup(args: argparse.Namespace, env_kwargs: dict[str, Any]) -> tuple[list[Any], list[str] | None]:
+    """The agents and the task ids to play; raises ValueError (one line) for a bad id, option,
+    agent spec or task id."""
+    if args.env_id not in ENV_IDS:
+        raise ValueError(f"unknown env id {args.env_id!r}; registered: {', '.join(ENV_IDS)}")
+    if args.env_id == "codegym/Suite-v0" and "suite" not in env_kwargs and "tasks" not in env_kwargs:
+        raise ValueError(f"{args.env_id} plays the tasks of a suite: give --suite NAME_OR_DIR "
+                         f"(bundled: {', '.join(list_suites())})")
+    try:
+        probe = gym.make(args.env_id, **env_kwargs)
+    except (ValueError, KeyError, OSError, TypeError) as e:
+        raise ValueError(f"cannot make {args.env_id} with {env_kwargs}: {_one_line(e)}") from None
+    try:
+        known = [t.id for t in probe.unwrapped.tasks]
+    finally:
+        probe.close()
+    unknown = [t for t in args.task or () if t not in known]
+    if unknown:
+        raise ValueError(f"unknown task id(s) {unknown} in {args.env_id}"
+                         + (f" ({env_kwargs['suite']})" if "suite" in env_kwargs else ""))
+    task_ids = list(args.task) if args.task else (known if args.all_tasks else None)
+    try:
+        agents = [make_agent(spec, seed=args.seed) for spec in (args.agent or ["oracle"])]
+    except (ValueError, KeyError, OSError) as e:
+        raise ValueError(f"--agent: {_one_line(e)}") from None
+    return agents, task_ids
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+    return " / ".join(line.strip() for line in text.splitlines() if line.strip()) or type(e).__name__
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     register_envs()
     env_kwargs = _env_kwargs(args)
-    agents = [make_agent(spec, seed=args.seed) for spec in (args.agent or ["oracle"])]
-    task_ids = None
-    if args.all_tasks or args.task:
-        if args.task:
-            task_ids = list(args.task)
-        else:
-            probe = gym.make(args.env_id, **env_kwargs)
-            task_ids = [t.id for t in probe.unwrapped.tasks]
-            probe.close()
-        if args.all_tasks:
-            args.episodes = len(task_ids)
+    try:
+        agents, task_ids = _setup(args, env_kwargs)
+    except ValueError as e:
+        print(f"codegym run: {e}", file=sys.stderr)
+        return 2
+    if args.all_tasks and task_ids:
+        args.episodes = len(task_ids)
     records = run_episodes(args.env_id, agents, args.episodes, seed=args.seed, out=args.out,
                            env_kwargs=env_kwargs, progress=not args.quiet, task_ids=task_ids)
     console = Console() if Console().is_terminal else Console(width=200)

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
-from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -24,7 +23,7 @@ from codegym.agents.scaffold import make_scaffold_agent
 from codegym.envs import register_envs
 from codegym.evaluation.config import AgentEntry, EpisodeSpec, EvalConfig
 from codegym.evaluation.speed import score_perf
-from codegym.rollout.runner import run_episode
+from codegym.rollout.runner import run_episode, sum_usage
 from codegym.wrappers.config import apply_reward_wrappers
 
 __all__ = ["make_eval_agent", "EpisodeWorker", "play_episode"]
@@ -150,15 +149,6 @@ def _error_kind(error: str | None) -> str | None:
     return "apply" if error.startswith("the edit was not applied") else "parse"
 
 
-def _sum_usage(turns: Iterable[dict[str, Any] | None]) -> dict[str, int]:
-    out: dict[str, int] = defaultdict(int)
-    for t in turns:
-        for k, v in ((t or {}).get("usage") or {}).items():
-            if isinstance(v, (int, float)):
-                out[k] += int(v)
-    return dict(out)
-
-
 def _step_records(cfg: EvalConfig, rec: Mapping[str, Any], turns: list) -> list[dict[str, Any]]:
     steps = []
     for st, turn in zip(rec["steps"], turns + [None] * len(rec["steps"])):
@@ -198,7 +188,7 @@ def play_episode(cfg: EvalConfig, spec: EpisodeSpec, worker: EpisodeWorker) -> d
         "final_diff": rec.get("cumulative_diff") or "",
         "final_files": dict(base.workspace.files) if base.workspace is not None else {},
         "mutation": rec.get("mutation"), "reward_details": rec.get("reward_details"),
-        "usage": _sum_usage(agent.turns),
+        "usage": sum_usage(agent.turns),
         "steps": _step_records(cfg, rec, agent.turns), "perf": None,
     }
     if cfg.keep_observations:

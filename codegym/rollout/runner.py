@@ -4,15 +4,17 @@
 `codegym.rollout.episode.play`) and returns a JSON-able record (task, actions,
 rewards, final verdict, timings); `run_episodes` plays N per agent with a progress
 bar, appending each record to a JSONL file as soon as it is done. Every agent plays
-the same tasks with the same seeds (episode i uses seed S+i). The command itself
-is `codegym.cli.run`.
+the same tasks with the same seeds (episode i uses seed S+i). A record carries the
+model tokens of each step and of the episode (`sum_usage` of the agent's ``last_turn``),
+the wall time, and a scaffold agent's run summary. The command itself is `codegym.cli.run`.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +24,19 @@ from rich.progress import Progress
 from codegym.rollout.episode import play
 from codegym.rollout.records import jsonable
 
-__all__ = ["run_episode", "run_episodes"]
+__all__ = ["run_episode", "run_episodes", "sum_usage"]
 
 _STEP_INFO_KEYS = ("turn", "diff", "diff_units", "edits", "error", "submitted", "reward_components")
+
+
+def sum_usage(turns: Iterable[Mapping[str, Any] | None]) -> dict[str, int]:
+    """The model tokens of an episode: each numeric field of the turns' ``usage`` added up."""
+    out: dict[str, int] = defaultdict(int)
+    for t in turns:
+        for k, v in ((t or {}).get("usage") or {}).items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                out[k] += int(v)
+    return dict(out)
 
 
 def run_episode(env: gym.Env, agent: Any, seed: int | None = None,
@@ -34,8 +46,11 @@ def run_episode(env: gym.Env, agent: Any, seed: int | None = None,
     played = play(env, agent, seed, options)
     info, last_info = played.info, played.last_info
     steps: list[dict[str, Any]] = []
-    for t in played.transitions:
+    turns = [t.turn if isinstance(t.turn, Mapping) else None for t in played.transitions]
+    for t, turn in zip(played.transitions, turns):
         step = {"action": t.action, "reward": float(t.reward), **{k: t.info.get(k) for k in _STEP_INFO_KEYS}}
+        if turn is not None:  # an LLM or scaffold agent's turn: its model tokens
+            step["usage"], step["finish_reason"] = turn.get("usage"), turn.get("finish_reason")
         if keep_observations:
             step["observation"] = t.observation
         steps.append(step)
@@ -60,8 +75,12 @@ def run_episode(env: gym.Env, agent: Any, seed: int | None = None,
         "terminated": bool(last and last.terminated),
         "truncated": bool(last and last.truncated),
         "episode_s": time.perf_counter() - t0,
+        "usage": sum_usage(turns),
         "steps": steps,
     }
+    summary = getattr(agent, "scaffold_summary", None)  # scaffold agents: turns, model calls, tokens, time
+    if callable(summary):
+        record["scaffold"] = summary()
     mutation = getattr(agent, "last_mutation", None)
     if mutation:
         record["mutation"] = dict(mutation)

@@ -1,7 +1,8 @@
 """codegym as a verifiers environment: found by its taskset id, played by ``vf-eval`` itself.
 
-`vf-eval codegym-verifiers ...` (verifiers' own CLI and evaluation loop, in a subprocess)
-plays two LCB tasks with verifiers' ``null`` chat harness against the scripted
+`vf-eval codegym-verifiers ...` (verifiers' own CLI and evaluation loop, in a subprocess;
+the command docs/verifiers.md shows, with the test's endpoint) plays two LCB tasks with
+verifiers' ``null`` chat harness against the scripted
 OpenAI-compatible server of `tests/_fake_openai.py`: one task is solved at once, the other
 gets a wrong program, reads the env's feedback and submits. The traces' rewards and
 metrics equal the ones codegym gives the same actions in-process, and the second model
@@ -15,12 +16,14 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 vf = pytest.importorskip("verifiers.v1", reason="needs verifiers (pip install 'codegym[verifiers]')")
 
 import gymnasium as gym  # noqa: E402
+from _doc_commands import documented_commands  # noqa: E402
 from _fake_openai import FakeOpenAIServer  # noqa: E402
 
 import codegym  # noqa: E402,F401
@@ -28,6 +31,7 @@ from codegym.agents import OracleAgent  # noqa: E402
 from codegym.integrations.verifiers import TASKSET_ID, CodegymEnv, CodegymTask, load_environment  # noqa: E402
 from codegym.tasks.suite import load_suite  # noqa: E402
 
+REPO = Path(codegym.__file__).resolve().parent.parent
 ENV_ID = "codegym/LCB-v0"
 SOLVED, FAILED = "lcb/best-study-rate", "lcb/balanced-ab-substring"
 WRONG = ("```python\nclass Solution:\n    def longestBalanced(self, s: str) -> int:\n"
@@ -83,11 +87,17 @@ def test_vf_eval_plays_codegym_with_the_env_feedback(tmp_path):
         return script[task_id][turn]
 
     want = {t: _in_process(t, replies) for t, replies in script.items()}
+    # the command of docs/verifiers.md as written, with this machine's model, endpoint, key
+    # variable and output folder; then the two tasks, no live display, a fixed run name
+    (_, documented), = documented_commands(REPO / "docs" / "verifiers.md", "vf-eval")
+    assert documented[:2] == ["vf-eval", TASKSET_ID]
+    assert documented[documented.index("--env.taskset.env-id") + 1] == ENV_ID
     with FakeOpenAIServer(responder=respond) as fake:
-        cmd = [sys.executable, "-c", "from verifiers.v1.cli.eval.main import main; main()", TASKSET_ID,
-               "--env.taskset.env-id", ENV_ID, "--env.taskset.tasks", json.dumps(list(script)),
-               "-m", "fake-model", "--client.base-url", fake.base_url, "--client.api-key-var", "FAKE_API_KEY",
-               "--no-push", "--no-rich", "-o", str(tmp_path), "--run.name", "codegym"]
+        mine = {"MODEL": "fake-model", "http://127.0.0.1:8000/v1": fake.base_url, "MY_KEY": "FAKE_API_KEY",
+                "outputs": str(tmp_path)}
+        cmd = [sys.executable, "-c", "from verifiers.v1.cli.eval.main import main; main()",
+               *[mine.get(a, a) for a in documented[1:]],
+               "--env.taskset.tasks", json.dumps(list(script)), "--no-rich", "--run.name", "codegym"]
         proc = subprocess.run(cmd, env={**os.environ, "FAKE_API_KEY": "unused"}, capture_output=True, text=True,
                               timeout=900)
         assert proc.returncode == 0, proc.stderr[-4000:]
