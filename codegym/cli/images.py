@@ -26,17 +26,20 @@ import sys
 
 from codegym.sandbox.containers import prune_containers
 from codegym.sandbox.images import (
+    DEFAULT_IMAGES,
     RECIPES,
+    ROOT_IMAGE,
     build_from_host,
     build_with_dockerfile,
     build_with_script,
     default_names,
     docker_client,
     host_available,
+    image_info,
     list_rows,
     registry_reachable,
 )
-from codegym.sandbox.roots import PYTHON_SUITES, ensure_root, root_image, root_info
+from codegym.sandbox.roots import PACKAGES, PYTHON_SUITES, ensure_root, root_image, root_info
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -141,6 +144,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     except Exception as e:  # noqa: BLE001
         client, engine = None, f"no Docker engine answers ({e})"
     rows = list_rows(client)
+    for v, suite in PYTHON_SUITES.items():  # the Python roots' images (`codegym images build py3.9`)
+        info = image_info(client, f"{ROOT_IMAGE}:{v}") if client is not None else None
+        rows.append({"name": f"py{v}", "image": f"{ROOT_IMAGE}:{v}", "present": info is not None,
+                     "languages": [f"python={v}"], "packages": list(PACKAGES), **(info or {}),
+                     "note": f"the Python {v} root ({suite}); make_sandbox('docker', python='{v}')"})
     if args.json:
         print(json.dumps({"engine_error": engine, "images": rows}, indent=2))
         return 0 if engine is None else 1
@@ -152,7 +160,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         present = "?" if engine else ("yes" if r["present"] else "no")
         print(f"{r['name']:<9} {r['image']:<26} {present:<8} {r.get('id', '-'):<13} {size:>7}  "
               f"{', '.join(r['languages']) or '-'}")
-    missing = [r["name"] for r in rows if not r["present"] and r["languages"]]
+    pool = set(DEFAULT_IMAGES.values())
+    missing = [r["name"] for r in rows if not r["present"] and r["image"] in pool]
     if missing and not engine:
         print(f"\nmissing images of the default pool: run `codegym images build {' '.join(missing)}`",
               file=sys.stderr)

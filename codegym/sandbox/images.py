@@ -40,6 +40,8 @@ DEFAULT_IMAGES: dict[str, str] = {
 SCRIPTS = Path(__file__).resolve().parents[1] / "_scripts"
 SCRIPT = SCRIPTS / "docker-up.sh"
 DOCKERFILES = SCRIPTS / "docker"
+#: repository of the Python roots' images (`codegym.sandbox.roots.root_image`; tag: the version)
+ROOT_IMAGE = "codegym/pyroot"
 #: hosts a `docker build` FROM line pulls from (Docker Hub)
 REGISTRY = ("registry-1.docker.io", 443)
 
@@ -79,6 +81,8 @@ IMAGE_RECIPES: dict[str, str] = {tag: r.name for r in RECIPES.values() for tag i
 def missing_image_message(image: str) -> str:
     """What to do about an image the engine does not have."""
     recipe = IMAGE_RECIPES.get(image)
+    if recipe is None and image.startswith(ROOT_IMAGE + ":"):
+        recipe = "py" + image.split(":", 1)[1]
     how = (f"build it with `codegym images build {recipe}`" if recipe
            else "build or pull it (docker build/pull)")
     return f"docker image {image!r} is not present on the engine: {how}"
@@ -313,7 +317,8 @@ def task_image(client, dockerfile: str) -> str:
     return tag
 
 
-__all__ = ["DEFAULT_IMAGES", "IMAGE_RECIPES", "RECIPES", "Recipe", "SCRIPT", "DOCKERFILES", "default_names",
+__all__ = ["DEFAULT_IMAGES", "IMAGE_RECIPES", "ROOT_IMAGE", "RECIPES", "Recipe", "SCRIPT", "DOCKERFILES",
+           "default_names",
            "registry_reachable", "docker_client", "image_info", "build_with_dockerfile", "build_with_script",
            "build_from_host", "build_local", "host_available", "host_program", "list_rows", "missing_image_message",
            "task_image", "check_dockerfile"]

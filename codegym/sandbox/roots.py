@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegym.sandbox.images import docker_client, image_info
+from codegym.sandbox.images import ROOT_IMAGE, docker_client, image_info
 from codegym.sandbox.isolation import bwrap_available, rmtree
 
 __all__ = ["PYTHON_SUITES", "PACKAGES", "ROOT_FORMAT", "ROOT_IMAGE", "PythonRoot", "RootError", "choose_python",
@@ -48,8 +48,6 @@ PACKAGES: tuple[str, ...] = ("python3", "python3-venv", "python3-pip", "python3-
                              "git", "ca-certificates")
 #: bump when what a root holds or its layout changes (part of its directory's name)
 ROOT_FORMAT = 1
-#: repository of the roots' Docker images (tag: the version)
-ROOT_IMAGE = "codegym/pyroot"
 #: the interpreter inside every root
 ROOT_PYTHON = "/usr/bin/python3"
 MARKER = ".codegym-root.json"
@@ -234,21 +232,22 @@ def roots_unbuildable() -> str | None:
 # ----------------------------------------------------------------------------- building
 
 
-_MEMO: dict[str, PythonRoot] = {}
 _THREAD_LOCK = threading.Lock()
 
 
-def _suite(version: str) -> str:
-    suite = PYTHON_SUITES.get(str(version))
+def _root_of(version: str) -> PythonRoot:
+    """The root of `version` ("3.9", also "3.9.2" or "python3.9"), built or not; RootError when
+    no suite has it (`choose_python` picks the nearest)."""
+    try:
+        major, minor = parse_version(version)
+        key = f"{major}.{minor}"
+    except RootError:
+        key = str(version)
+    suite = PYTHON_SUITES.get(key)
     if suite is None:
         raise RootError(f"no Python root for {version!r} (available: {', '.join(PYTHON_SUITES)}; "
                         "choose_python() picks the nearest)")
-    return suite
-
-
-def _root_of(version: str) -> PythonRoot:
-    suite = _suite(version)
-    return PythonRoot(str(version), suite, roots_dir() / f"{suite}.r{ROOT_FORMAT}")
+    return PythonRoot(key, suite, roots_dir() / f"{suite}.r{ROOT_FORMAT}")
 
 
 def root_info(root: PythonRoot) -> dict:
@@ -261,14 +260,8 @@ def root_info(root: PythonRoot) -> dict:
 
 def find_root(version: str) -> PythonRoot | None:
     """The built root of `version`, or None (nothing is built)."""
-    hit = _MEMO.get(version)
-    if hit is not None and (hit.path / MARKER).is_file():
-        return hit
     root = _root_of(version)
-    if (root.path / MARKER).is_file():
-        _MEMO[version] = root
-        return root
-    return None
+    return root if (root.path / MARKER).is_file() else None
 
 
 def ensure_root(version: str, log: Callable[[str], None] | None = None) -> PythonRoot:
@@ -292,9 +285,8 @@ def ensure_root(version: str, log: Callable[[str], None] | None = None) -> Pytho
         if found is not None:
             return found
         for stale in base.glob(f".{root.path.name}.tmp-*"):
-            rmtree(str(stale))
+            _remove_build(stale)
         _build(root, say)
-        _MEMO[version] = root
         return root
 
 
@@ -325,15 +317,14 @@ def _build(root: PythonRoot, say: Callable[[str], None]) -> None:
     t0 = time.monotonic()
     try:
         with open(logfile, "wb") as out:
-            r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                               timeout=BUILD_TIMEOUT_S, check=False)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        rmtree(str(tmp))
+            rc = _run_mmdebstrap(argv, out)
+    except OSError as e:
+        _remove_build(tmp)
         raise RootError(f"mmdebstrap could not build the {root.suite} root: {e}") from None
-    if r.returncode != 0:
-        rmtree(str(tmp))
-        raise RootError(f"mmdebstrap failed building the {root.suite} root (exit {r.returncode}): "
-                        f"{_tail(logfile)}")
+    if rc != 0:
+        _remove_build(tmp)
+        why = f"timed out after {BUILD_TIMEOUT_S} s" if rc is None else f"exit {rc}"
+        raise RootError(f"mmdebstrap failed building the {root.suite} root ({why}): {_tail(logfile)}")
     build_s = time.monotonic() - t0
     try:
         os.chmod(tmp, 0o755)
@@ -346,9 +337,57 @@ def _build(root: PythonRoot, say: Callable[[str], None]) -> None:
         os.chmod(marker, 0o644)
         os.rename(tmp, root.path)
     except BaseException:
-        rmtree(str(tmp))
+        _remove_build(tmp)
         raise
     say(f"Python {info['python_version']} root built in {build_s:.0f} s: {root.path} ({info['size_mb']} MB)")
+
+
+def _run_mmdebstrap(argv: list[str], out) -> int | None:
+    """mmdebstrap's exit code (None: timed out). On a timeout it gets SIGTERM first, so that it
+    undoes the mounts it made in the tree (/dev nodes, /proc, /sys), then SIGKILL."""
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        return p.wait(timeout=BUILD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        p.terminate()
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        return None
+    except BaseException:
+        p.terminate()
+        p.wait()
+        raise
+
+
+def _mounts_under(path: Path) -> list[str]:
+    """Mount points at or below `path` (deepest first), from this process's mount table."""
+    top = os.path.realpath(path)
+    found = []
+    try:
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                mp = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), line.split()[4])
+                if mp == top or mp.startswith(top + "/"):
+                    found.append(mp)
+    except OSError:
+        pass
+    return sorted(found, key=len, reverse=True)
+
+
+def _remove_build(path: Path) -> None:
+    """Remove a temporary build tree. A build that was killed can leave mmdebstrap's mounts in
+    it (host device nodes bound, /sys bound recursively): they are unmounted first, never
+    walked into; a tree still holding a mount is left alone (RootError)."""
+    for mp in _mounts_under(path):
+        subprocess.run(["umount", "--lazy", mp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=False)
+    left = _mounts_under(path)
+    if left:
+        raise RootError(f"cannot remove the unfinished root {path}: {', '.join(left[:3])} still mounted")
+    rmtree(str(path))
 
 
 def _tail(path: Path, lines: int = 8) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import os
 import socket
+import subprocess
 import threading
 import uuid
 from pathlib import Path
@@ -86,6 +87,14 @@ def test_a_failed_build_leaves_no_root_and_a_partial_one_is_never_used(tmp_path,
     (archive / "dists" / "bullseye" / "Release").write_text("Origin: nothing\n")
     roots = tmp_path / "roots"
     monkeypatch.setenv("CODEGYM_ROOTS", str(roots))
+    # a killed build's leftovers, with a mount in them as a killed mmdebstrap leaves its binds:
+    # unmounted, never walked into (the bound directory's file survives), then removed
+    keep = tmp_path / "host-dir"
+    keep.mkdir()
+    (keep / "sentinel").write_text("host file\n")
+    stale = roots / ".bullseye.r1.tmp-1" / "sys"
+    stale.mkdir(parents=True)
+    mounted = os.geteuid() == 0 and subprocess.run(["mount", "--bind", str(keep), str(stale)]).returncode == 0
     monkeypatch.setenv("CODEGYM_APT_MIRROR", f"file://{archive}")
     assert debian_sources("bullseye") == [f"deb file://{archive} bullseye main"]
     with pytest.raises(RootError, match="no Debian mirror serves trixie"):
@@ -93,6 +102,9 @@ def test_a_failed_build_leaves_no_root_and_a_partial_one_is_never_used(tmp_path,
     with pytest.raises(RootError, match="mmdebstrap failed building the bullseye root"):
         ensure_root("3.9")
     assert find_root("3.9") is None
+    if mounted:
+        assert (keep / "sentinel").read_text() == "host file\n"
+        assert str(stale) not in Path("/proc/self/mountinfo").read_text()
     left = sorted(p.name for p in roots.iterdir())
     assert left == [".bullseye.r1.lock", ".bullseye.r1.log"], left
     (roots / "bullseye.r1" / "usr" / "bin").mkdir(parents=True)   # no marker: half-made
