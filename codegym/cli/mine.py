@@ -43,8 +43,9 @@ def register_tasks(tasks_sub) -> None:
     p.add_argument("--max", type=int, default=None, metavar="N", help="stop after N tasks kept")
     p.add_argument("--max-commits", type=int, default=None, metavar="N", help="stop after N candidate commits")
     p.add_argument("--install", action="append", default=None, metavar="REQ",
-                   help="pip requirement of the tests' environment (repeatable; default: pytest and what the "
-                        "repository declares)")
+                   help="pip requirement added to the tests' environment (repeatable): each commit's is pytest "
+                        "and what the repository declares at that commit; a distribution named again takes this "
+                        "version")
     p.add_argument("--env", action="append", default=None, metavar="NAME=VALUE",
                    help="environment variable of the test commands (repeatable)")
     p.add_argument("--test-command", default=None,

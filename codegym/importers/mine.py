@@ -4,12 +4,14 @@
 files (`classify_path`) and splits each into a test patch and a gold patch (everything
 else). `measure` runs the changed test files on the parent with the test patch applied,
 before and after the gold patch, twice each (a test whose status differs between two
-runs of the same tree is flaky and left out): FAIL_TO_PASS are the tests that fail before
-and pass after, PASS_TO_PASS those that pass in every run. `mine_repository` writes a
+runs of the same tree is flaky and left out), in the environment the commit itself
+declares: FAIL_TO_PASS are the tests that fail before and pass after, PASS_TO_PASS those
+that pass in every run (pytest node ids, as SWE-bench lists them). `mine_repository` writes a
 task (YAML + patches + statement) per commit with FAIL_TO_PASS tests and keeps it only
 when `verify` says the gold patch resolves it, the no-op does not, and a candidate that
 only edits tests (the test patch itself; gutted tests with a conftest that passes every
-report) does not either. `codegym.importers.minepack` stores the repositories compactly.
+report) does not either; a candidate left out says why in the report
+(`verification_problem`). `codegym.importers.minepack` stores the repositories compactly.
 """
 
 from __future__ import annotations
@@ -27,13 +29,14 @@ from codegym.core.git import git_text
 from codegym.core.limits import Limits
 from codegym.importers.common import task_name
 from codegym.importers.minepack import pack_suite
-from codegym.importers.repodeps import PERMISSIVE, repo_environment
-from codegym.importers.swebench import PYTEST_COMMAND, grade
+from codegym.importers.repodeps import PERMISSIVE, merge_requirements, repo_environment
+from codegym.importers.swebench import PYTEST_COMMAND, SWEGrade, grade
 from codegym.importers.yamlout import task_yaml, write_suite
 from codegym.judge.kinds.repo import RunEnv, run_commands
-from codegym.judge.logs.pytest import parse_results
+from codegym.judge.logs.junit import nodeid_to_junit
+from codegym.judge.logs.pytest import parse_pytest, parse_results
 from codegym.sandbox import make_sandbox
-from codegym.sandbox.repoenv import EnvSpec, build_env
+from codegym.sandbox.repoenv import EnvBuildError, EnvSpec, build_env
 from codegym.tasks.patches import apply_patch
 from codegym.tasks.repo import (
     FAIL_TO_PASS,
@@ -47,7 +50,7 @@ from codegym.tasks.repo import (
 from codegym.tasks.schema import Task
 
 __all__ = ["Candidate", "Measured", "MineReport", "classify_path", "candidate_commits", "measure", "verify",
-           "mine_repository", "TAMPER_CONFTEST", "DEFAULT_LIMITS"]
+           "verify_grades", "verification_problem", "mine_repository", "TAMPER_CONFTEST", "DEFAULT_LIMITS"]
 
 _TEST_RE = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|tests?|conftest)\.py$")
 #: limits of mined tasks (suite defaults)
@@ -148,6 +151,17 @@ def _statuses(runs, what: str) -> tuple[list[dict[str, str]], str]:
     return out, ""
 
 
+def _node_ids(runs) -> dict[str, str]:
+    """{junit id: pytest node id} of the tests pytest's own report lines name (``-rA``), where
+    one node id has that junit id: mined lists hold node ids, as SWE-bench's do."""
+    found: dict[str, set[str]] = {}
+    for run in runs:
+        for nid in parse_pytest(run.output).statuses:
+            if "::" in nid:
+                found.setdefault(nodeid_to_junit(nid), set()).add(nid)
+    return {j: next(iter(n)) for j, n in found.items() if len(n) == 1}
+
+
 def measure(cand: Candidate, source: RepoSource, command: Sequence[str], tenv: RunEnv, sandbox, limits,
             runs: int = 2) -> Measured:
     """Run `command` on the parent + test patch, before and after the gold patch, `runs`
@@ -163,18 +177,20 @@ def measure(cand: Candidate, source: RepoSource, command: Sequence[str], tenv: R
     b, why = _statuses(run_commands(sandbox, before, [command] * runs, limits, tenv), "before")
     if why:
         return Measured(reason=why)
-    a, why = _statuses(run_commands(sandbox, after, [command] * runs, limits, tenv), "after")
+    after_runs = run_commands(sandbox, after, [command] * runs, limits, tenv)
+    a, why = _statuses(after_runs, "after")
     if why:
         return Measured(reason=why)
+    node = _node_ids(after_runs)
     ids = set().union(*b, *a)
     flaky = sorted(t for t in ids if len({r.get(t) for r in b}) > 1 or len({r.get(t) for r in a}) > 1)
     m = Measured(flaky=flaky, before=b[0], after=a[0])
     for t in sorted(ids - set(flaky)):
         was, now = b[0].get(t), a[0].get(t)
         if now == "passed" and was != "passed":
-            m.fail_to_pass.append(t)
+            m.fail_to_pass.append(node.get(t, t))
         elif now == "passed" and was == "passed":
-            m.pass_to_pass.append(t)
+            m.pass_to_pass.append(node.get(t, t))
     if not m.fail_to_pass:
         m.reason = "no test fails before and passes after"
     return m
@@ -183,17 +199,44 @@ def measure(cand: Candidate, source: RepoSource, command: Sequence[str], tenv: R
 def verify(task, sandbox) -> dict[str, str]:
     """Grade the gold patch, the no-op, the test patch alone and gutted tests with a
     conftest that passes every report: {name: resolution status}. A good task answers
-    FULL for gold and NO (or PARTIAL) for the others."""
+    FULL for gold and NO (or PARTIAL) for the others (`verification_problem`)."""
+    return {name: g.resolution.status for name, g in verify_grades(task, sandbox).items()}
+
+
+def verify_grades(task, sandbox) -> dict[str, SWEGrade]:
+    """`verify`'s four grades, whole (the reports say why)."""
     data = swe_data(task)
     base = base_tree(task).files
     test_only = {p: c for p, c in apply_patch(base, data.test_patch).items()}
     gutted = {p: "def test_nothing():\n    pass\n" for p, c in test_only.items() if c is not None}
     gutted["conftest.py"] = TAMPER_CONFTEST
-    out = {}
-    for name, files in (("gold", reference_files(task)), ("noop", {}), ("tests_only", test_only),
-                        ("tests_gutted", gutted)):
-        out[name] = grade(task, files, sandbox).resolution.status
-    return out
+    return {name: grade(task, files, sandbox) for name, files in
+            (("gold", reference_files(task)), ("noop", {}), ("tests_only", test_only), ("tests_gutted", gutted))}
+
+
+_PASSED_ANYWAY = {"noop": "the unchanged repository passes its tests too",
+                  "tests_only": "the test patch alone passes them",
+                  "tests_gutted": "gutted tests with a conftest.py that passes every report pass them"}
+
+
+def verification_problem(grades: Mapping[str, SWEGrade]) -> str:
+    """Why a task fails `verify` (one line), or "" when it passes: the gold patch's failing
+    tests and the first cause its report gives, or which other candidate resolves it."""
+    gold = grades["gold"]
+    if not gold.resolved:
+        res = gold.resolution
+        bad = [f"{t} {s}" for t, s in {**res.fail_to_pass, **res.pass_to_pass}.items() if s != "passed"]
+        message = gold.report.message.split("; ", 1)[1] if "; " in gold.report.message else gold.report.message
+        lines = [x.strip() for x in message.splitlines() if x.strip()]
+        notes = list(dict.fromkeys(x.strip() for c in getattr(gold.report, "cases", None) or ()
+                                   for x in (c.message or "").splitlines() if x.strip().startswith("note:")))
+        cause = "; ".join([*lines[:1], *notes])
+        return (f"the gold patch does not resolve it ({res.summary()}; {', '.join(bad[:3])}"
+                f"{' ...' if len(bad) > 3 else ''}): {cause[:500]}")
+    for name, why in _PASSED_ANYWAY.items():
+        if grades[name].resolved:
+            return f"{why} ({grades[name].resolution.summary()})"
+    return ""
 
 
 @dataclass
@@ -306,9 +349,12 @@ def mine_repository(repo: str | os.PathLike, out_dir: str | os.PathLike, *, name
     suite folder `out_dir` (created; its ``suite.yaml`` written when absent; tasks already
     there are kept and their commits skipped). `name`: owner/name (default from the path).
     The repository's licence (its LICENSE file at HEAD) must be permissive (`PERMISSIVE`)
-    unless `licence` names it. The tests' packages: `install`, else pytest and what the
-    repository declares at HEAD; `env` adds variables (``PYTHONPATH=src`` for a src layout
-    is found by itself)."""
+    unless `licence` names it. The tests' packages: pytest and what the repository declares
+    at each candidate commit (its own, not HEAD's: older commits need others), `install`
+    added (a distribution named again takes `install`'s version); `env` adds variables
+    (``PYTHONPATH=src`` for a src layout is found by itself). A candidate whose environment
+    cannot be built, whose tests do not change, or that fails `verify` is in the report's
+    skipped list with the reason (`verification_problem`)."""
     t0 = time.monotonic()
     say = log or (lambda _m: None)
     src = str(repo)
@@ -325,10 +371,21 @@ def mine_repository(repo: str | os.PathLike, out_dir: str | os.PathLike, *, name
     if report.licence not in PERMISSIVE and not licence:
         raise ValueError(f"{label}: licence {report.licence or 'not recognised'} (LICENSE file at {head[:12]}): "
                          f"mined tasks redistribute its code; name it with --licence after checking it")
-    packages = list(install) if install else found["install"]
-    variables = {**found["env"], **(env or {})}
-    pyenv = build_env(EnvSpec(repo=label, packages=tuple(packages)), log=say)
-    tenv = RunEnv(tuple(pyenv.path_dirs()), {**pyenv.env_vars(), **variables}, (), None, pyenv.path.name)
+    environments: dict[tuple, RunEnv] = {}
+
+    def environment(commit: str) -> tuple[RunEnv, list[str], dict[str, str]]:
+        """The tests' environment at `commit`: what it declares, `install` added (built once per
+        package list)."""
+        declared = repo_environment(gdir, commit)
+        packages = merge_requirements(declared["install"], install or ())
+        variables = {**declared["env"], **(env or {})}
+        if tuple(packages) not in environments:
+            pyenv = build_env(EnvSpec(repo=label, packages=tuple(packages)), log=say)
+            environments[tuple(packages)] = RunEnv(tuple(pyenv.path_dirs()), pyenv.env_vars(), (), None,
+                                                   pyenv.path.name)
+        tenv = environments[tuple(packages)]
+        return RunEnv(tenv.path, {**tenv.env, **variables}, (), None, tenv.describe), packages, variables
+
     sandbox = sandbox or make_sandbox("local")
     limits = Limits(**DEFAULT_LIMITS)
     out.mkdir(parents=True, exist_ok=True)
@@ -350,6 +407,13 @@ def mine_repository(repo: str | os.PathLike, out_dir: str | os.PathLike, *, name
             report.skipped.append((cand.commit, "no test module left to run"))
             continue
         command = pytest_command(targets, prefix)
+        try:
+            tenv, packages, variables = environment(cand.commit)
+        except (EnvBuildError, ValueError, OSError) as e:
+            report.skipped.append((cand.commit, f"the environment its files declare cannot be built: "
+                                                f"{' '.join(str(e).split())[:300]}"))
+            say(f"  {cand.commit[:10]} skipped: {report.skipped[-1][1][:160]}")
+            continue
         m = measure(cand, RepoSource(source.kind, source.location, cand.parent), command, tenv, sandbox, limits,
                     runs)
         if m.reason:
@@ -361,11 +425,13 @@ def mine_repository(repo: str | os.PathLike, out_dir: str | os.PathLike, *, name
         path = _write_task(out, doc, {f"{tname}/issue.md": _statement(cand, label, m.fail_to_pass),
                                       f"{tname}/gold.patch": cand.gold_patch,
                                       f"{tname}/test.patch": cand.test_patch})
-        verdicts = verify(_inline_task(doc, out, tname), sandbox)
-        if verdicts["gold"] != "FULL" or any(verdicts[k] == "FULL" for k in verdicts if k != "gold"):
+        grades = verify_grades(_inline_task(doc, out, tname), sandbox)
+        verdicts = {k: g.resolution.status for k, g in grades.items()}
+        problem = verification_problem(grades)
+        if problem:
             _remove_task(path)
-            report.skipped.append((cand.commit, f"not verified: {verdicts}"))
-            say(f"  {cand.commit[:10]} not verified: {verdicts}")
+            report.skipped.append((cand.commit, f"not verified: {problem}"))
+            say(f"  {cand.commit[:10]} not verified: {problem[:300]}")
             continue
         doc["metadata"]["extra"]["swe"]["mined"]["verified"] = verdicts
         _write_task(out, doc, {})

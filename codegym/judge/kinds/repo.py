@@ -43,6 +43,8 @@ __all__ = [
 
 #: added files that would run before or around the tests
 _HIJACK_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
+#: folders that hold tests, not the code under test
+_TEST_DIRS = frozenset({"tests", "test", "testing"})
 
 
 def _shadows_stdlib(path: str) -> bool:
@@ -53,11 +55,15 @@ def _shadows_stdlib(path: str) -> bool:
 
 
 def file_of_test_id(test_id: str, known: Iterable[str]) -> str | None:
-    """The file that defines a test id (pytest node id, unittest dotted id or Django form)."""
-    if "::" in test_id or test_id.endswith(".py"):
-        return test_id.split("::", 1)[0]
+    """The file that defines a test id (pytest node id, junit's ``dotted.module::name``,
+    unittest dotted id or Django form); None when no file of `known` is it."""
+    head = test_id.split("::", 1)[0]
+    if head.endswith(".py"):
+        return head
     known = set(known)
-    dotted = django_to_dotted(test_id) or test_id
+    if head in known:  # a test file of another kind (docs/usage.rst::usage.rst)
+        return head
+    dotted = head if "::" in test_id else (django_to_dotted(test_id) or test_id)
     parts = dotted.split(".")
     for k in range(len(parts), 0, -1):
         stem = "/".join(parts[:k])
@@ -81,11 +87,11 @@ def restore_paths(task, base: Mapping[str, Any], tree: Mapping[str, Any]) -> set
         f = file_of_test_id(tid, known)
         if f is not None:
             out.add(f)
-    for f in list(out):  # packages the test modules are imported through
-        parts = f.split("/")[:-1]
+    for f in list(out):  # the test packages the test modules are imported through (tests/__init__.py):
+        parts = f.split("/")[:-1]  # not a source package's (toolz/__init__.py of toolz/tests/...)
         for k in range(1, len(parts) + 1):
             init = "/".join(parts[:k]) + "/__init__.py"
-            if init in base:
+            if init in base and any(d in _TEST_DIRS for d in parts[:k]):
                 out.add(init)
     if data.test_files:
         for p in set(base) | set(tree):
