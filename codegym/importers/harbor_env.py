@@ -141,7 +141,7 @@ def plan_environment(ht: HarborTask, client: Any, pull: str = "auto",
                               "environment/Dockerfile is built instead (as `harbor run --force-build` does)")
         if plan.use:
             return plan
-    dockerfile = ht.path / "environment/Dockerfile"
+    dockerfile = ht.path / ht.dockerfile_path
     for line, src in ht.remote:
         if not network:
             raise HarborError(f"{dockerfile}:{line}: ADD {src}: the engine would download it during the build "
@@ -196,11 +196,11 @@ def build_env_image(ht: HarborTask, plan: EnvPlan, client: Any, network: bool = 
                     timeout_cap_s: float | None = None) -> tuple[str, str]:
     """(tag, working directory) of the task's environment image (built once per content:
     the environment's files and modes, the stand-ins, the network setting)."""
-    where = ht.path / "environment/Dockerfile"
+    where = ht.path / ht.dockerfile_path
     if plan.use is not None:
         tag = plan.use
     else:
-        env = check_tree(ht.path, "environment")
+        env = check_tree(ht.path, ht.context)
         text = ht.dockerfile or ""
         if plan.stand_ins:
             text = substitute(text, plan.replace, str(where))

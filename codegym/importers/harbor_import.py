@@ -81,7 +81,8 @@ def build_command(workdir: str, env: dict[str, str] | None = None) -> list[str]:
     """The repo task's test command: the working directory's files kept in the image linked
     back where the task's files did not replace them, Harbor's verifier step with the
     task's ``[verifier].env``, then the reward as a junit report."""
-    exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in sorted((env or {}).items()))
+    env = {"TEST_DIR": "/tests", **(env or {})}     # Harbor's compose files give the verifier TEST_DIR
+    exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in sorted(env.items()))
     script = (f"mkdir -p /tmp/codegym-verifier && if [ -d {BASE_COPY} ]; then python3 "
               f"/opt/codegym-harbor/reward_report.py --restore {BASE_COPY} {workdir}; fi; cd {workdir} && {exports}"
               "(/tests/test.sh) > /tmp/codegym-verifier/test-stdout.txt 2>&1; "

@@ -12,7 +12,9 @@ and the reason. In order:
   anywhere refused) and its numbers in range (timeouts finite and positive, at most
   `MAX_TIMEOUT_S`; memory, storage, CPUs positive and bounded);
 - what codegym does not run is refused by name: multi-step tasks (``[[steps]]``), Windows
-  tasks, GPUs/TPUs, multi-container environments (``docker-compose.yaml``), a separate
+  tasks, GPUs/TPUs, multi-container environments (a ``docker-compose.yaml`` with services
+  besides ``main``; one ``main`` service that only says how to build is read:
+  `read_compose`), a separate
   verifier environment, environment variables taken from the host (``${VAR}``);
 - ``instruction.md``, ``tests/test.sh``, the environment: ``[environment].docker_image`` and /
   or ``environment/Dockerfile``, whose every image reference (``FROM``, ``COPY --from``,
@@ -33,11 +35,12 @@ from pathlib import Path
 from typing import Any
 
 from codegym.core.tomldoc import TomlError, load_toml, non_finite
+from codegym.core.yamldoc import parse_yaml
 from codegym.sandbox.dockerfile import DockerfileError, ImageRef, image_refs, remote_sources
 
 __all__ = ["HarborError", "HarborTask", "FolderCaps", "DEFAULT_CAPS", "read_harbor_task", "find_task_folders",
            "scan_folder", "tree_digest", "read_text_inside", "exists_inside", "check_tree", "MAX_TIMEOUT_S",
-           "WORKDIR_DEFAULT"]
+           "WORKDIR_DEFAULT", "read_compose"]
 
 WORKDIR_DEFAULT = "/app"
 #: the longest verifier / agent / build timeout accepted (a day)
@@ -188,6 +191,8 @@ class HarborTask:
     verifier_env: dict[str, str] = field(default_factory=dict)
     solution_env: dict[str, str] = field(default_factory=dict)
     verifier_user: str | None = None
+    context: str = "environment"                 # the build context, relative to the task folder
+    dockerfile_path: str = "environment/Dockerfile"
 
     @property
     def bases(self) -> list[str]:
@@ -296,12 +301,13 @@ def read_harbor_task(folder: str | Path, caps: FolderCaps = DEFAULT_CAPS) -> Har
     text = read_text_inside(root, "instruction.md")
     if not exists_inside(root, "tests/test.sh"):
         raise HarborError(f"{root}: no tests/test.sh (the verifier Harbor runs)")
-    for compose in ("docker-compose.yaml", "docker-compose.yml", "compose.yaml"):
+    context, dockerfile_rel = "environment", "environment/Dockerfile"
+    for compose in ("docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml"):
         if exists_inside(root, f"environment/{compose}"):
-            raise HarborError(f"{root / 'environment' / compose}: multi-container environments are not supported "
-                              "(codegym runs the task in one container)")
-    dockerfile = (read_text_inside(root, "environment/Dockerfile", limit=1 << 20)
-                  if exists_inside(root, "environment/Dockerfile") else None)
+            context, dockerfile_rel = read_compose(root, f"environment/{compose}")
+            break
+    dockerfile = (read_text_inside(root, dockerfile_rel, limit=1 << 20)
+                  if exists_inside(root, dockerfile_rel) else None)
     image = env_cfg.get("docker_image")
     if image is not None and (not isinstance(image, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}",
                                                                                image)):
@@ -311,8 +317,8 @@ def read_harbor_task(folder: str | Path, caps: FolderCaps = DEFAULT_CAPS) -> Har
     refs, remote = [], []
     if dockerfile is not None:
         try:
-            refs = image_refs(dockerfile, str(root / "environment/Dockerfile"))
-            remote = remote_sources(dockerfile, str(root / "environment/Dockerfile"))
+            refs = image_refs(dockerfile, str(root / dockerfile_rel))
+            remote = remote_sources(dockerfile, str(root / dockerfile_rel))
         except DockerfileError as e:
             raise HarborError(str(e)) from None
     workdir = str(env_cfg.get("workdir") or "")
@@ -324,7 +330,57 @@ def read_harbor_task(folder: str | Path, caps: FolderCaps = DEFAULT_CAPS) -> Har
         raise HarborError(f"{toml_path}: task.name = {name!r}: not a task name")
     return HarborTask(root, name, text, cfg, dockerfile, image, refs, remote, workdir, timeout, build_timeout,
                       int(memory), cpus, exists_inside(root, "solution/solve.sh"), verifier_env, solution_env,
-                      None if user is None else str(user))
+                      None if user is None else str(user), context, dockerfile_rel)
+
+
+#: keys of a compose service that do not change what runs (Harbor's own override sets most of them)
+_COMPOSE_IGNORED = {"image", "command", "volumes", "deploy", "network_mode", "environment", "init", "container_name",
+                    "healthcheck", "restart", "tty", "stdin_open", "mem_limit", "cpus", "platform"}
+
+
+def _compose_path(value: str, root: Path, base: str, where: Path, key: str) -> str:
+    """A compose path (``${CONTEXT_DIR}`` = environment/) as a path relative to the task folder."""
+    v = value.replace("${CONTEXT_DIR}", "environment").replace("$CONTEXT_DIR", "environment")
+    if "$" in v or v.startswith("/"):
+        raise HarborError(f"{where}: {key} = {value!r}: only paths inside the task folder (${{CONTEXT_DIR}}) are "
+                          "supported")
+    rel = os.path.normpath(v if v.split("/", 1)[0] == "environment" else os.path.join(base, v))
+    full = _resolved_inside(root, rel)
+    return os.path.relpath(full, root.resolve())
+
+
+def read_compose(root: Path, rel: str) -> tuple[str, str]:
+    """(build context, Dockerfile), relative to the task folder, of an environment's compose
+    file with one service (``main``, as Harbor's own override names it); HarborError for
+    more services or settings codegym does not run."""
+    where = root / rel
+    parsed = parse_yaml(read_text_inside(root, rel, limit=256 << 10), str(where))
+    if parsed.errors or not isinstance(parsed.data, dict):
+        raise HarborError(f"{where}: not a compose file: {parsed.errors[0] if parsed.errors else 'not a mapping'}")
+    services = parsed.data.get("services")
+    if not isinstance(services, dict) or not services:
+        raise HarborError(f"{where}: no services")
+    if len(services) > 1 or "main" not in services:
+        names = ", ".join(map(str, services))
+        raise HarborError(f"{where}: multi-container environments are not supported (services: {names}; codegym "
+                          "runs the task in one container)")
+    main = services["main"] or {}
+    if not isinstance(main, dict):
+        raise HarborError(f"{where}: services.main: expected a mapping")
+    other = sorted(set(main) - _COMPOSE_IGNORED - {"build"})
+    if other:
+        raise HarborError(f"{where}: services.main.{other[0]}: not supported (codegym builds one image and runs "
+                          "it with its own settings)")
+    build = main.get("build") or {}
+    if isinstance(build, str):
+        build = {"context": build}
+    if not isinstance(build, dict) or set(build) - {"context", "dockerfile"}:
+        raise HarborError(f"{where}: services.main.build: only context and dockerfile are supported")
+    context = _compose_path(str(build.get("context") or "${CONTEXT_DIR}"), root, "environment", where,
+                            "services.main.build.context")
+    dockerfile = _compose_path(str(build.get("dockerfile") or "Dockerfile"), root, context, where,
+                               "services.main.build.dockerfile")
+    return context, dockerfile
 
 
 def find_task_folders(src: str | Path) -> list[Path]:

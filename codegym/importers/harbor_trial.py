@@ -177,7 +177,8 @@ def run_trial(folder: str | Path, solve: bool = True, files: dict[str, str] | No
         _as_root(c, "chmod +x /tests/test.sh")
         res.test_exit, res.test_output = _exec_rc(
             c, "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1; rc=$?; cat /logs/verifier/test-stdout.txt; "
-               "exit $rc", workdir, ht.verifier_timeout_s, user=ht.verifier_user or "", env=ht.verifier_env)
+               "exit $rc", workdir, ht.verifier_timeout_s, user=ht.verifier_user or "",
+            env={"TEST_DIR": "/tests", **ht.verifier_env})
         gone = _gone(c)
         if gone:
             raise HarborError(f"{ht.path}: {gone}; test.sh exit {res.test_exit}: {res.test_output[-300:]}")

@@ -169,3 +169,44 @@ def test_a_task_codegym_cannot_grade_is_refused_with_the_reason(tmp_path):
     assert "test.sh runs curl, uvx at test time" in reasons["fetches"]
     assert "the unchanged starting files already get reward 1" in reasons["lenient"]
     assert not (tmp_path / "out" / "fetches").exists() and not (tmp_path / "out" / "lenient.yaml").exists()
+
+
+ROOT_CONTEXT_DOCKERFILE = "FROM codegym/python:3.11\nWORKDIR /app\nCOPY environment/app/ /app/\n"
+COMPOSE_MAIN = """services:
+  main:
+    build:
+      context: ${CONTEXT_DIR}/..
+      dockerfile: ${CONTEXT_DIR}/Dockerfile
+    image: ${MAIN_IMAGE_NAME}
+    command: ["sh", "-c", "sleep infinity"]
+    environment:
+      - TEST_DIR=${TEST_DIR}
+    volumes:
+      - ${HOST_VERIFIER_LOGS_PATH}:${ENV_VERIFIER_LOGS_PATH}
+"""
+
+
+def test_a_compose_file_with_one_main_service_is_read_and_more_services_refused(tmp_path):
+    f = good_folder(tmp_path, "compose", dockerfile=ROOT_CONTEXT_DOCKERFILE)
+    (f / "environment" / "docker-compose.yaml").write_text(COMPOSE_MAIN)
+    ht = read_harbor_task(f)
+    assert (ht.context, ht.dockerfile_path) == (".", "environment/Dockerfile")
+    (f / "environment" / "docker-compose.yaml").write_text(COMPOSE_MAIN + "  db:\n    image: postgres:16\n")
+    with pytest.raises(HarborError, match=r"multi-container environments are not supported \(services: main, db"):
+        read_harbor_task(f)
+    (f / "environment" / "docker-compose.yaml").write_text(COMPOSE_MAIN + "    ports: ['8080:80']\n")
+    with pytest.raises(HarborError, match="services.main.ports: not supported"):
+        read_harbor_task(f)
+    (f / "environment" / "docker-compose.yaml").write_text(COMPOSE_MAIN.replace("${CONTEXT_DIR}/..", "/etc"))
+    with pytest.raises(HarborError, match="only paths inside the task folder"):
+        read_harbor_task(f)
+
+
+@pytest.mark.docker
+def test_a_compose_built_task_imports_with_the_task_folder_as_context(tmp_path):
+    _need_docker()
+    f = good_folder(tmp_path, "compose", dockerfile=ROOT_CONTEXT_DOCKERFILE)
+    (f / "environment" / "docker-compose.yaml").write_text(COMPOSE_MAIN)
+    res = import_harbor(f, tmp_path / "out")
+    assert res.imported == ["out/compose"], res.failed
+    assert (tmp_path / "out" / "compose" / "repo" / "main.py").read_text() == STARTER
