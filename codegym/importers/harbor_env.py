@@ -173,7 +173,8 @@ def _unavailable(where: Any, image: str, pull: str, how: str) -> str:
 
 def realize_plan(plan: EnvPlan, client: Any, progress: Callable[[str], None] | None = None,
                  pull_timeout_s: float = 900.0) -> list[str]:
-    """Pull what the plan pulls and make its stand-ins; returns lines for the report."""
+    """Pull what the plan pulls and make its stand-ins; returns the report's lines (the pulls,
+    then the plan's notes: each stand-in and how it differs)."""
     lines = []
     for image in plan.pull:
         if _local(client, image):
@@ -182,14 +183,13 @@ def realize_plan(plan: EnvPlan, client: Any, progress: Callable[[str], None] | N
             pull_image(image, timeout_s=pull_timeout_s)
         except ImageBuildError as e:
             raise HarborError(f"image {image!r}: {e}") from None
-        lines.append(f"pulled {image}")
+        lines.append(f"{image} was pulled from its registry")
     for image, sub in plan.stand_ins.items():
         try:
             sub.make(client)
         except Exception as e:  # noqa: BLE001 -- a stand-in that cannot be made: one line for this task
             raise HarborError(f"image {image!r}: its local stand-in {sub.image} could not be made: {e}") from None
-        lines.append(sub.note)
-    return lines
+    return lines + plan.notes
 
 
 def build_env_image(ht: HarborTask, plan: EnvPlan, client: Any, network: bool = False,

@@ -35,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from codegym.importers.harbor_bases import stand_in as debian_stand_in
 from codegym.importers.harbor_env import (
     BASE_COPY,
     PULL_POLICIES,
@@ -196,12 +197,14 @@ def _commit(stage: Path, out: Path, short: str) -> None:
 
 def import_harbor(src: str | Path, out: str | Path, suite: str | None = None,
                   progress: Callable[[str], None] | None = None, pull: str = "auto", build_network: bool = False,
-                  build_timeout_s: float | None = None, stand_in: Callable[[str], StandIn | None] | None = None,
+                  build_timeout_s: float | None = None,
+                  stand_in: Callable[[str], StandIn | None] | None = debian_stand_in,
                   client: Any = None, caps: FolderCaps = DEFAULT_CAPS, verify: bool = True) -> ImportResult:
     """Harbor folders under `src` -> a codegym suite folder `out` of repo tasks (see the
     module docstring). `pull`: one of `PULL_POLICIES`; `build_network`: the environment's
     build may reach the network (the user's choice); `stand_in`: the maker of local
-    stand-ins for images that cannot be had; `verify`: judge each task through the docker
+    stand-ins for images that cannot be had (default: Python and Debian bases from
+    Debian's packages, `codegym.importers.harbor_bases`; None: none); `verify`: judge each task through the docker
     sandbox before it is kept (`verify_task`)."""
     if pull not in PULL_POLICIES:
         raise ValueError(f"pull must be one of {PULL_POLICIES}, not {pull!r}")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codegym.importers.harbor_bases import stand_in as debian_stand_in
 from codegym.importers.harbor_env import (
     EnvPlan,
     build_env_image,
@@ -159,7 +160,7 @@ def run_trial(folder: str | Path, solve: bool = True, files: dict[str, str] | No
     are written into the working directory first (an agent's work)."""
     ht = read_harbor_task(folder)
     client = client or docker_or_error()
-    plan = plan or plan_environment(ht, client, pull="no")
+    plan = plan or plan_environment(ht, client, pull="no", stand_in=debian_stand_in)
     realize_plan(plan, client)
     tag, workdir = build_env_image(ht, plan, client)
     c = _container(client, tag, ht, _solve_timeout(ht) + ht.verifier_timeout_s + 120)

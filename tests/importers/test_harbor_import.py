@@ -19,7 +19,7 @@ from pathlib import Path
 
 import docker.errors
 import pytest
-from _harbor_tasks import STARTER, docker_ready, good_folder
+from _harbor_tasks import STARTER, TEST_SH, docker_ready, good_folder
 
 from codegym import load_suite
 from codegym.cli.main import main
@@ -210,3 +210,57 @@ def test_a_compose_built_task_imports_with_the_task_folder_as_context(tmp_path):
     res = import_harbor(f, tmp_path / "out")
     assert res.imported == ["out/compose"], res.failed
     assert (tmp_path / "out" / "compose" / "repo" / "main.py").read_text() == STARTER
+
+
+def _need_roots() -> None:
+    _need_docker()
+    from codegym.sandbox.roots import find_root, roots_unbuildable
+    if find_root("3.11") is None or find_root("3.13") is None:
+        why = roots_unbuildable()
+        if why:
+            if CI:
+                pytest.fail(f"CI builds the Python roots: {why}")
+            pytest.skip(f"no Python roots here and none can be made: {why}")
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(3600)
+def test_offline_python_and_debian_bases_get_stand_ins_made_from_debian(tmp_path):
+    """No registry: python:3.12-slim is made from Debian trixie (3.13, the nearest, with
+    `python` and `pip`), debian:bookworm-slim is the bookworm root; the report says what
+    differs; the tasks solve with their solution and not without."""
+    _need_roots()
+    src = tmp_path / "src"
+    src.mkdir()
+    test_sh = TEST_SH.replace("python3 -c", "python -c").replace(
+        "mkdir -p /logs/verifier", "mkdir -p /logs/verifier\npython --version && pip --version")
+    good_folder(src, "py312", dockerfile="FROM python:3.12-slim\nWORKDIR /app\nCOPY app/ /app/\n", test_sh=test_sh)
+    good_folder(src, "deb", dockerfile="FROM debian:bookworm-slim\nWORKDIR /app\nCOPY app/ /app/\n")
+    good_folder(src, "ubuntu", dockerfile="FROM ubuntu:24.04\nWORKDIR /app\n")
+    res = import_harbor(src, tmp_path / "out", pull="no")
+    assert sorted(res.imported) == ["out/deb", "out/py312"]
+    (folder, why), = res.failed
+    assert Path(folder).name == "ubuntu" and "Ubuntu's images cannot be made from the Debian mirror" in why
+    py = " ".join(res.notes["out/py312"])
+    assert "stands in codegym/harbor-base:python3.12, made from a Debian trixie root" in py
+    assert "Python 3.12 is in no Debian suite here, 3.13 is the nearest" in py
+    assert "verified: the reference gets reward 1, the unchanged starting files wrong_answer" in py
+    deb = " ".join(res.notes["out/deb"])
+    assert "debian:bookworm-slim is not available: stands in codegym/pyroot:3.11" in deb and "verified:" in deb
+
+
+def test_which_images_have_a_stand_in():
+    from codegym.importers.harbor_bases import stand_in
+    want = {"python:3.11-slim-bookworm": "codegym/harbor-base:python3.11",
+            "python:3.10": "codegym/harbor-base:python3.10",
+            "python:3.11.9-slim-bookworm": "codegym/harbor-base:python3.11",
+            "docker.io/library/python:3.9-slim": "codegym/harbor-base:python3.9",
+            "debian:bookworm-slim": "codegym/pyroot:3.11", "debian:12.7-slim": "codegym/pyroot:3.11",
+            "debian:11": "codegym/pyroot:3.9", "debian:trixie": "codegym/pyroot:3.13",
+            "python:3.11-alpine": None, "python:2.7": None, "debian:stable": None, "ubuntu:24.04": None,
+            "golang:1.22": None, "node:20-bookworm": None, "rust:1.83-slim-bookworm": None}
+    got = {img: (s.image if (s := stand_in(img)) else None) for img in want}
+    assert got == want
+    note = stand_in("python:3.13-slim-bullseye").note
+    assert "the tag names Debian bullseye, whose Python is not 3.13: trixie is used" in note
+    assert "python.org's 3.11.9 at /usr/local/bin" in stand_in("python:3.11.9-slim").note
