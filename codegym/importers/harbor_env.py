@@ -313,8 +313,21 @@ def read_workdir(c: Any, workdir: str, dest: Path | None) -> tuple[WorkdirCopy, 
     return copy, files
 
 
-def _quote(s: str) -> str:
-    return "'" + s.replace("'", "'\"'\"'") + "'"
+def _runs_python(client: Any, tag: str) -> bool:
+    """Whether the docker sandbox's runner interpreter starts in image `tag` (the container removed)."""
+    import docker.errors  # noqa: PLC0415 -- optional dependency (codegym[docker])
+    c = client.containers.create(tag, [CONTAINER_PYTHON, "-c", "pass"], network_disabled=True, entrypoint=[],
+                                 labels={"codegym.harbor": "check"})
+    try:
+        c.start()
+        return c.wait(timeout=120).get("StatusCode") == 0
+    except docker.errors.APIError:
+        return False
+    finally:
+        try:
+            c.remove(force=True)
+        except docker.errors.APIError:
+            pass
 
 
 def build_judge_image(ht: HarborTask, env_tag: str, workdir: str, kept: list[str], client: Any,
@@ -340,7 +353,7 @@ def build_judge_image(ht: HarborTask, env_tag: str, workdir: str, kept: list[str
     digest = hashlib.sha256("\0".join((env_id, tree_digest(tests), dockerfile, restore)).encode()
                             + REWARD_REPORTER.read_bytes()).hexdigest()[:16]
     tag = f"codegym/harbor:{digest}"
-    if _local(client, tag):
+    if _local(client, tag) and _runs_python(client, tag):
         return tag
     with tempfile.TemporaryDirectory(prefix="codegym-harbor-") as ctx:
         shutil.copytree(tests, Path(ctx) / "tests", symlinks=False)
@@ -351,12 +364,9 @@ def build_judge_image(ht: HarborTask, env_tag: str, workdir: str, kept: list[str
             build_image(tag, path=ctx, labels={"codegym.harbor": "judge"}, timeout_s=timeout_s)
         except ImageBuildError as e:
             raise HarborError(f"{ht.path}: the judge image could not be built: {e}") from None
-    try:
-        client.containers.run(tag, [CONTAINER_PYTHON, "-c", "pass"], remove=True, network_disabled=True,
-                              entrypoint=[])
-    except (docker.errors.ContainerError, docker.errors.APIError):
+    if not _runs_python(client, tag):
         try:
-            client.images.remove(tag)
+            client.images.remove(tag, force=True)
         except docker.errors.APIError:
             pass
         raise HarborError(f"{ht.path}: the environment has no python3 ({CONTAINER_PYTHON} or on PATH), which "
