@@ -25,11 +25,11 @@ from typing import Any
 from codegym.agents.llm_client import Attempt, ChatClient, LLMError
 from codegym.agents.llm_response import render_tool_calls, response_tokens
 from codegym.agents.llm_spec import parse_spec
+from codegym.core.keys import user_base_url
 from codegym.edits.render import TOOL_SCHEMAS
 
 __all__ = ["LLMAgent", "LLMError", "DEFAULT_SYSTEM_PROMPT", "parse_spec", "response_tokens"]
 
-DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 DEFAULT_SYSTEM_PROMPT = (
     "You are an expert programmer working on a coding task in a multi-turn environment. "
     "Each reply you write is applied to the workspace as an edit, in one of the action "
@@ -76,7 +76,7 @@ class LLMAgent(ChatClient):
     """
 
     def __init__(self, model: str | None = None, base_url: str | None = None, *,
-                 api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
+                 api_key: str | None = None, api_key_env: str | None = "OPENAI_API_KEY",
                  temperature: float | None = None, top_p: float | None = None,
                  max_tokens: int | None = None, seed: int | None = None,
                  stop: str | Sequence[str] | None = None, extra_body: Mapping[str, Any] | None = None,
@@ -88,8 +88,7 @@ class LLMAgent(ChatClient):
                  name: str | None = None):
         if token_ids not in _TOKEN_ID_FIELDS:
             raise ValueError(f"token_ids must be one of {sorted(_TOKEN_ID_FIELDS)}, not {token_ids!r}")
-        base_url = base_url or os.environ.get("CODEGYM_LLM_BASE_URL") or os.environ.get("OPENAI_BASE_URL") \
-            or DEFAULT_BASE_URL
+        base_url = base_url or user_base_url()
         super().__init__(base_url, api_key=api_key, api_key_env=api_key_env, max_concurrency=max_concurrency,
                          timeout=timeout, max_retries=max_retries, backoff_base=backoff_base,
                          backoff_max=backoff_max, retry_after_max=retry_after_max, headers=headers)

@@ -102,7 +102,7 @@ class ChatClient:
 
     Args:
         base_url: API root including ``/v1``.
-        api_key: bearer token; None reads the environment variable ``api_key_env``.
+        api_key: bearer token; None reads the environment variable ``api_key_env`` (None: no key).
         max_concurrency: requests in flight per base URL in this process (None/0: no limit).
         timeout: seconds an attempt may wait on the socket (to connect, or for the next
             bytes of the answer) before it counts as timed out and is retried.
@@ -113,7 +113,7 @@ class ChatClient:
         headers: extra HTTP headers.
     """
 
-    def __init__(self, base_url: str, *, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
+    def __init__(self, base_url: str, *, api_key: str | None = None, api_key_env: str | None = "OPENAI_API_KEY",
                  max_concurrency: int | None = 8, timeout: float = 600.0, max_retries: int = 4,
                  backoff_base: float = 0.5, backoff_max: float = 30.0, retry_after_max: float = 300.0,
                  headers: Mapping[str, str] | None = None):
@@ -139,7 +139,7 @@ class ChatClient:
         return None
 
     def _api_key_value(self) -> str | None:
-        return self._api_key or os.environ.get(self.api_key_env) or None
+        return self._api_key or (os.environ.get(self.api_key_env) if self.api_key_env else None) or None
 
     def _open(self, method: str, url: str, payload: bytes | None) -> tuple[int, dict[str, str], bytes]:
         headers = {"Accept": "application/json", "User-Agent": "codegym-llm-agent", **self.headers}

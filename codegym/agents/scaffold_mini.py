@@ -20,6 +20,7 @@ from typing import Any
 
 from codegym.agents.scaffold_box import ScaffoldBox
 from codegym.agents.scaffold_run import ScaffoldAgent, ScaffoldRun, ScaffoldTurn, usage_sum
+from codegym.core.keys import user_base_url
 
 __all__ = ["MiniSweAgent", "resolve_endpoint", "SUBMIT_MARKER"]
 
@@ -27,12 +28,11 @@ __all__ = ["MiniSweAgent", "resolve_endpoint", "SUBMIT_MARKER"]
 SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
 
-def resolve_endpoint(model: str | None, base_url: str | None, api_key_env: str) -> tuple[str, str, str]:
-    """(model, base URL, API key) of the configured endpoint; the model defaults to
-    ``CODEGYM_LLM_MODEL``, else the first of the server's ``/models``."""
-    base = (base_url or os.environ.get("CODEGYM_LLM_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-            or "http://127.0.0.1:8000/v1").rstrip("/")
-    key = os.environ.get(api_key_env) or "EMPTY"
+def resolve_endpoint(model: str | None, base_url: str | None, api_key_env: str | None) -> tuple[str, str, str]:
+    """(model, base URL, API key) of the configured endpoint (no key variable: ``EMPTY``); the
+    model defaults to ``CODEGYM_LLM_MODEL``, else the first of the server's ``/models``."""
+    base = (base_url or user_base_url()).rstrip("/")
+    key = (os.environ.get(api_key_env) if api_key_env else None) or "EMPTY"
     model = model or os.environ.get("CODEGYM_LLM_MODEL")
     if not model:
         req = urllib.request.Request(base + "/models", headers={"Authorization": f"Bearer {key}"})

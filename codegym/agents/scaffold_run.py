@@ -96,7 +96,7 @@ class ScaffoldConfig(BaseModel):
     # the model endpoint (None: CODEGYM_LLM_* / OPENAI_* environment variables)
     model: str | None = None
     base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: str | None = "OPENAI_API_KEY"  # None: no key sent
     model_kwargs: dict[str, Any] = Field(default_factory=dict)
     # mini-swe-agent
     config: str = "mini.yaml"

@@ -3,7 +3,7 @@
 `register(subparsers)` adds both commands (``codegym.cli.main`` calls it); `main(argv)`
 runs them standalone (``python -m codegym.cli.eval eval CONFIG.yaml``).
 
-    codegym eval examples/eval.yaml [--out DIR] [--workers N] [--limit N] [-q] [--no-report]
+    codegym eval examples/eval.yaml [--out DIR] [--workers N] [--limit N] [-q] [--no-report] [--key VAR[=URL]]
     codegym report results/smoke          # regenerate report.html, results.json, summary.md
 
 Exit status of ``eval``: 0 when every planned episode is stored, 1 when some failed
@@ -19,23 +19,44 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
+from codegym.core.keys import KeyGrants
+from codegym.core.settings import user_settings
+from codegym.core.yamldoc import DocValidationError
 from codegym.evaluation.config import ConfigError, load_config
 from codegym.evaluation.report import write_report
 from codegym.evaluation.runner import run_eval
 from codegym.evaluation.store import EvalError
 
-__all__ = ["register", "main", "cmd_eval", "cmd_report"]
+__all__ = ["register", "main", "cmd_eval", "cmd_report", "add_key_option", "user_keys"]
+
+
+def user_keys(args: argparse.Namespace) -> KeyGrants:
+    """The key grants of ``--key`` and the user's settings; raises ValueError (one line)."""
+    try:
+        return KeyGrants.from_user(args.key or (), user_settings())
+    except DocValidationError as e:
+        raise ValueError(str(e)) from None
+
+
+def add_key_option(p: argparse.ArgumentParser) -> None:
+    """``--key VAR[=URL]`` (repeatable): an API key variable the config may name, and where it may go."""
+    p.add_argument("--key", action="append", metavar="VAR[=URL]",
+                   help="let the config name this API key variable (*_API_KEY, *_TOKEN) and send it to URL "
+                        "(default: your own endpoint, CODEGYM_LLM_BASE_URL / OPENAI_BASE_URL); a key goes "
+                        "to no other base URL (docs/eval.md)")
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
     try:
-        cfg = load_config(args.config)
+        cfg = load_config(args.config, keys=user_keys(args))
     except ConfigError as e:
         print(e, file=sys.stderr)
         return 2
-    except OSError as e:
+    except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    for line in cfg.notices:
+        print(line, file=sys.stderr)
     console = Console(stderr=True)
     try:
         summary = run_eval(cfg, args.out, progress=False if args.quiet else None, workers=args.workers,
@@ -79,6 +100,7 @@ def register(subparsers) -> None:
     p.add_argument("--limit", type=int, default=None, help="play at most N new episodes, then stop")
     p.add_argument("--no-report", action="store_true", help="do not write the report at the end")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    add_key_option(p)
     p.set_defaults(func=cmd_eval)
 
     r = subparsers.add_parser("report", help="regenerate an eval's report from its stored results",

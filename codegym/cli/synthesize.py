@@ -1,6 +1,6 @@
 """``codegym synthesize CONFIG.yaml``: verified SFT data from teacher models, and their tournament.
 
-    codegym synthesize synth.yaml [--out DIR] [--workers N] [--limit N] [-q]
+    codegym synthesize synth.yaml [--out DIR] [--workers N] [--limit N] [-q] [--key VAR[=URL]]
 
 The config is an eval config whose agents are the teachers, plus a ``synthesis:``
 block (`codegym.evaluation.synthesis`). Running it again continues an interrupted run.
@@ -18,6 +18,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from codegym.cli.eval import add_key_option, user_keys
 from codegym.evaluation.config import ConfigError
 from codegym.evaluation.store import EvalError
 from codegym.evaluation.synthesis import load_synthesis_config, run_synthesis
@@ -35,6 +36,7 @@ def register(subparsers):
     s.add_argument("--workers", type=int, default=None, help="episodes in parallel (default: the config's)")
     s.add_argument("--limit", type=int, default=None, help="play at most N new episodes, then stop")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    add_key_option(s)
     s.set_defaults(func=cmd_synthesize)
     return s
 
@@ -54,10 +56,12 @@ def _ranking(table, console: Console) -> None:
 
 def cmd_synthesize(args: argparse.Namespace) -> int:
     try:
-        sc = load_synthesis_config(args.config)
-    except (ConfigError, OSError) as e:
+        sc = load_synthesis_config(args.config, keys=user_keys(args))
+    except (ConfigError, OSError, ValueError) as e:
         print(e, file=sys.stderr)
         return 2
+    for line in sc.eval.notices:
+        print(line, file=sys.stderr)
     console = Console(stderr=True)
     try:
         res = run_synthesis(sc, args.out, progress=False if args.quiet else None, workers=args.workers,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,9 +25,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
+from codegym.agents.llm_spec import parse_spec
 from codegym.agents.scaffold import load_scaffold_config, parse_scaffold_spec
+from codegym.core.keys import DEFAULT_KEY_ENV, KeyGrants
 from codegym.core.paths import display_path
-from codegym.core.yamldoc import Doc, format_path, pydantic_message, suggest
+from codegym.core.settings import settings_path, user_settings
+from codegym.core.yamldoc import Doc, DocValidationError, format_path, pydantic_message, suggest
 from codegym.envs import ENV_IDS
 from codegym.tasks.load import TaskError, TaskValidationError
 from codegym.tasks.suite import load_suite
@@ -34,7 +38,7 @@ from codegym.wrappers.config import RewardConfigError, parse_reward_config
 
 __all__ = ["EvalConfig", "AgentEntry", "SuiteEntry", "TimingConfig", "BootstrapConfig",
            "EpisodeSpec", "ConfigError", "redact", "redact_text", "load_config", "parse_config",
-           "RESULT_NEUTRAL_FIELDS"]
+           "endpoint_of", "RESULT_NEUTRAL_FIELDS"]
 
 #: fields that never change a result (excluded from the fingerprint checked on resume)
 RESULT_NEUTRAL_FIELDS = ("name", "out", "workers", "progress", "bootstrap", "ks", "keep_observations",
@@ -176,6 +180,9 @@ class EvalConfig(_Model):
     source: str | None = Field(None, exclude=True)
     base_dir: str | None = Field(None, exclude=True)
     _tasks_cache: dict = PrivateAttr(default_factory=dict)
+    _keys: KeyGrants = PrivateAttr(default_factory=KeyGrants)  # the user's key grants (load_config)
+    _notices: list = PrivateAttr(default_factory=list)  # keys withheld from an endpoint, one line each
+    _out_line: int = PrivateAttr(default=1)
 
     @field_validator("agents", mode="before")
     @classmethod
@@ -238,6 +245,35 @@ class EvalConfig(_Model):
             if cand.exists():
                 return str(cand)
         return str(p)
+
+    @property
+    def keys(self) -> KeyGrants:
+        """The user's key grants the agents' endpoints are checked against (`codegym.core.keys`)."""
+        return self._keys
+
+    @property
+    def notices(self) -> list[str]:
+        """One line per agent whose key is not sent to the endpoint the config names."""
+        return list(self._notices)
+
+    def agent_key_env(self, entry: AgentEntry) -> str | None:
+        """The key variable `entry`'s agent may read (None: it runs without a key)."""
+        var, url = endpoint_of(entry)
+        return self._keys.key_env(var, url)
+
+    def out_dir(self) -> Path:
+        """`out:` resolved in the config's folder; raises ConfigError when it leaves it (a config
+        from someone else decides where it writes only under its own folder; ``--out`` may go anywhere)."""
+        if not self.out:
+            raise ConfigError([TaskError(self.source or "<config>", 1, "out", "no output directory: set `out:` "
+                                         "in the config or pass --out")])
+        base = Path(self.base_dir or ".").resolve()
+        out = (base / Path(self.out).expanduser()).resolve()
+        if out != base and base not in out.parents:
+            raise ConfigError([TaskError(self.source or "<config>", self._out_line, "out",
+                                         f"{self.out} is outside the config's folder {base}: pass --out to "
+                                         "write there")])
+        return out
 
     def result_dict(self) -> dict[str, Any]:
         """The config as JSON, minus the fields that do not change results."""
@@ -303,6 +339,20 @@ class EpisodeSpec:
         return f"{self.agent}|{self.suite}|{self.task_id}|{self.sample}"
 
 
+def endpoint_of(entry: AgentEntry) -> tuple[str | None, str | None]:
+    """(key variable, base URL) an LLM or scaffold agent entry names (None: the defaults;
+    other agents: (None, None)). A scaffold's own config file counts as the entry's."""
+    kind, _, arg = entry.spec.partition(":")
+    if kind == "llm":
+        kw = dict(entry.options) if entry.options else parse_spec(arg) if arg else {}
+        return kw.get("api_key_env", DEFAULT_KEY_ENV), kw.get("base_url")
+    if kind == "scaffold":
+        name, opts = parse_scaffold_spec(arg)
+        sc = load_scaffold_config(name, **{**opts, **entry.options})
+        return sc.api_key_env, sc.base_url
+    return None, None
+
+
 def redact(obj: Any) -> Any:
     """`obj` with the values of secret-looking keys (api_key, headers, token ...) replaced:
     what is written to disk or hashed never holds a credential."""
@@ -338,8 +388,9 @@ def _load_entry_tasks(cfg: EvalConfig, i: int) -> list[Any]:
 
 
 def parse_config(data: Any, source: str = "<config>", line_of=None, base_dir: str | None = None,
-                 resolve_tasks: bool = True) -> EvalConfig:
-    """Validate a config mapping; raises `ConfigError` with every problem found."""
+                 resolve_tasks: bool = True, keys: KeyGrants | None = None) -> EvalConfig:
+    """Validate a config mapping; raises `ConfigError` with every problem found. `keys`: the
+    user's key grants (default: their settings' `keys:`, `codegym.core.keys`)."""
     line_of = line_of or (lambda loc: 1)
     errors: list[TaskError] = []
 
@@ -358,6 +409,8 @@ def parse_config(data: Any, source: str = "<config>", line_of=None, base_dir: st
         raise ConfigError(errors) from None
 
     # relations pydantic cannot see
+    cfg._keys = keys if keys is not None else _settings_keys(source)
+    cfg._out_line = line_of(("out",))
     _check_agents(cfg, err)
     _check_samples(cfg, data, err)
     if cfg.reward:
@@ -388,6 +441,37 @@ def _check_agents(cfg: EvalConfig, err: Callable[[tuple, str], None]) -> None:
                 err(("agents", j, "spec"), f"replay file not found: {path}")
         if kind == "llm" and arg and a.options:
             err(("agents", j, "options"), "give the LLM either as llm:ARG or as options, not both")
+        _check_key(cfg, j, a, err)
+
+
+def _check_key(cfg: EvalConfig, j: int, entry: AgentEntry, err: Callable[[tuple, str], None]) -> None:
+    """The key variable an agent names is one the user allowed; a key the config's endpoint
+    will not get is a notice (the agent runs without it)."""
+    try:
+        var, url = endpoint_of(entry)
+    except ValueError:
+        return  # a bad spec: reported by its own check
+    if var is None:
+        return
+    problem = cfg.keys.problem(var)
+    if problem is not None:
+        where = "options" if "api_key_env" in entry.options else "spec"
+        err(("agents", j, where, "api_key_env") if where == "options" else ("agents", j, "spec"),
+            f"api_key_env: {problem}")
+    elif cfg.keys.key_env(var, url) is None and os.environ.get(var):
+        cfg._notices.append(f"{cfg.source}: agents[{j}] ({entry.label}): {var} is not sent to {url}, not a "
+                            f"base URL you configured for it (--key {var}={url} sends it); the agent runs "
+                            "without a key")
+
+
+def _settings_keys(source: str) -> KeyGrants:
+    """The grants of the user's settings file (a bad file is a config error naming it)."""
+    try:
+        return KeyGrants.from_user(settings=user_settings())
+    except DocValidationError as e:
+        raise ConfigError(list(e.errors)) from None
+    except ValueError as e:
+        raise ConfigError([TaskError(str(settings_path()), 1, "keys", str(e))]) from None
 
 
 def _check_samples(cfg: EvalConfig, data: dict, err: Callable[[tuple, str], None]) -> None:
@@ -444,12 +528,12 @@ def _check_entry_tasks(cfg: EvalConfig, i: int, err: Callable[[tuple, str], None
                 err(("suites", i, "ids"), f"no task matches {pat!r}")
 
 
-def load_config(path: str | Path, resolve_tasks: bool = True) -> EvalConfig:
-    """Read and validate an eval config file (see the module docstring)."""
+def load_config(path: str | Path, resolve_tasks: bool = True, keys: KeyGrants | None = None) -> EvalConfig:
+    """Read and validate an eval config file (see the module docstring); `keys`: `parse_config`'s."""
     p = Path(path)
     doc = Doc(p.resolve(), display_path(p))
     if not doc.load():
         raise ConfigError(doc.errors)
     if doc.errors:  # duplicate keys
         raise ConfigError(doc.errors)
-    return parse_config(doc.data, doc.display, doc.line_of, str(p.resolve().parent), resolve_tasks)
+    return parse_config(doc.data, doc.display, doc.line_of, str(p.resolve().parent), resolve_tasks, keys)

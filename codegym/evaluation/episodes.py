@@ -19,6 +19,7 @@ import gymnasium as gym
 
 from codegym.agents import BaselineAgent, MutantAgent, OracleAgent, ReplayAgent, make_agent
 from codegym.agents.llm import LLMAgent
+from codegym.agents.llm_spec import parse_spec
 from codegym.agents.scaffold import make_scaffold_agent
 from codegym.envs import register_envs
 from codegym.evaluation.config import AgentEntry, EpisodeSpec, EvalConfig
@@ -35,8 +36,13 @@ def make_eval_agent(entry: AgentEntry, cfg: EvalConfig):
     opts = dict(entry.options)
     if kind == "replay":
         return ReplayAgent(cfg.resolve(opts.pop("path", None) or arg))
+    # an LLM's or a scaffold's key goes only to an endpoint the user configured for it
+    # (codegym.core.keys); elsewhere the agent runs without one
     if kind == "scaffold":
-        return make_scaffold_agent(arg, **opts)
+        return make_scaffold_agent(arg, **{**opts, "api_key_env": cfg.agent_key_env(entry)})
+    if kind == "llm":
+        kw = opts or (parse_spec(arg) if arg else {})
+        return LLMAgent(**{**kw, "api_key_env": cfg.agent_key_env(entry)})
     if not opts:
         return make_agent(entry.spec, seed=cfg.seed)
     if kind == "oracle":
@@ -48,7 +54,7 @@ def make_eval_agent(entry: AgentEntry, cfg: EvalConfig):
         if arg:
             opts["kinds"] = arg.split(",")
         return MutantAgent(**opts)
-    return LLMAgent(**opts)  # kind == "llm" (checked by the config)
+    raise ValueError(f"unknown agent {entry.spec!r}")  # checked by the config
 
 
 class _Budgeted:

@@ -23,7 +23,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from codegym.evaluation.config import EpisodeSpec, EvalConfig, load_config, redact_text
+from codegym.evaluation.config import ConfigError, EpisodeSpec, EvalConfig, load_config, redact_text
 from codegym.evaluation.episodes import EpisodeWorker, make_eval_agent, play_episode
 from codegym.evaluation.manifest import SCHEMA, prepare_out_dir
 from codegym.evaluation.report import write_report
@@ -174,8 +174,10 @@ def _resolve(config: EvalConfig | str | os.PathLike, out_dir: str | os.PathLike 
     if out_dir is None:
         if not cfg.out:
             raise EvalError("no output directory: set `out:` in the config or pass --out")
-        out_dir = cfg.resolve(cfg.out) if Path(cfg.out).is_absolute() else \
-            str(Path(cfg.base_dir or ".") / cfg.out)
+        try:
+            out_dir = cfg.out_dir()  # under the config's folder
+        except ConfigError as e:
+            raise EvalError(str(e)) from None
     if config_text is None and cfg.source and Path(cfg.base_dir or ".", Path(cfg.source).name).is_file():
         config_text = redact_text(Path(cfg.base_dir or ".", Path(cfg.source).name).read_text(encoding="utf-8"))
     return cfg, Path(out_dir), config_text

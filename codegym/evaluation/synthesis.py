@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from codegym.agents.llm import DEFAULT_SYSTEM_PROMPT
+from codegym.core.keys import KeyGrants
 from codegym.core.paths import display_path
 from codegym.core.yamldoc import Doc, DocError, format_path, pydantic_message
 from codegym.edits.similarity import line_similarity
@@ -95,9 +96,10 @@ class SynthesisResult:
     table: dict[str, Any] = field(default_factory=dict)
 
 
-def load_synthesis_config(path: str | Path) -> SynthesisConfig:
+def load_synthesis_config(path: str | Path, keys: KeyGrants | None = None) -> SynthesisConfig:
     """Read a synthesis config: the eval keys validated by the eval's loader, the
-    ``synthesis`` block here; every problem as ``file:line: field: message``."""
+    ``synthesis`` block here; every problem as ``file:line: field: message``. `keys`: the
+    user's key grants (`codegym.evaluation.config.parse_config`)."""
     p = Path(path)
     doc = Doc(p.resolve(), display_path(p))
     if not doc.load() or doc.errors:
@@ -116,7 +118,7 @@ def load_synthesis_config(path: str | Path) -> SynthesisConfig:
             errors.append(DocError(doc.display, doc.line_of(loc), format_path(loc),
                                    pydantic_message(e, SynthesisSettings)))
     try:
-        cfg = parse_config(data, doc.display, doc.line_of, str(p.resolve().parent))
+        cfg = parse_config(data, doc.display, doc.line_of, str(p.resolve().parent), keys=keys)
     except ConfigError as e:
         raise ConfigError(errors + list(e.errors)) from None
     if errors:
