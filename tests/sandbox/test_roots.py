@@ -28,6 +28,7 @@ from codegym.judge.run import judge
 from codegym.sandbox import make_sandbox
 from codegym.sandbox.forkserver.source import server_source
 from codegym.sandbox.launcher import LAUNCHER
+from codegym.sandbox.local import LocalSandbox
 from codegym.sandbox.roots import (
     MARKER,
     PYTHON_SUITES,
@@ -149,6 +150,12 @@ def rsb(request, root):
           else docker_sandbox(root.version))
     yield sb
     sb.close()
+
+
+def test_a_root_needs_bubblewrap(root):
+    """Without bubblewrap the slots would run on the host's own system: refused, not degraded."""
+    with pytest.raises(RootError, match="needs bubblewrap"):
+        LocalSandbox(workers=1, python=root.version, isolation="rlimits")
 
 
 VERSION_PROGRAM = """import os, sys
