@@ -10,7 +10,8 @@ is now, in the sandbox as it is now, and compared with the stored verdict: ``sam
 ``CHANGED`` (both verdicts), with a note when the task's content hash differs from the
 recorded one. Tasks are found in the ``--suite`` folders/names given, else (eval
 results) the eval's config, else the suite named by the task id. Exit 0 without drift,
-1 when a verdict changed or an episode could not be replayed, 2 for a bad FILE.
+1 when a verdict changed or an episode could not be replayed (a malformed record is one
+such line, naming its bad field; the others go on), 2 for a bad FILE.
 `replay(path, ...)` is the same from Python (`ReplayReport`).
 """
 
@@ -38,7 +39,7 @@ from codegym.sandbox import make_sandbox
 from codegym.tasks.load import TaskValidationError
 from codegym.tasks.suite import load_suite
 
-__all__ = ["register", "replay", "ReplayReport", "EpisodeReplay", "cmd_replay"]
+__all__ = ["register", "replay", "ReplayReport", "EpisodeReplay", "cmd_replay", "record_problem"]
 
 
 @dataclass
@@ -110,22 +111,24 @@ class ReplayReport:
 # --------------------------------------------------------------------------- records and tasks
 
 
-def read_episodes(path: str | Path) -> list[tuple[str, dict]]:
+def read_episodes(path: str | Path) -> list[tuple[str, dict | str]]:
     """(``line N``, record) of the episode records of a collect output or eval results
     file; other records (an eval's speed comparisons) are left out, and a torn last line
-    (an interrupted writer) is ignored. ValueError for any other line that is not JSON."""
+    (an interrupted writer) is ignored. Another line that is not JSON (or nested too deep)
+    comes as (``line N``, what is wrong with it), so the rest of the file is still read."""
     p = Path(path)
     lines = p.read_text(encoding="utf-8").split("\n")
-    out = []
+    out: list[tuple[str, dict | str]] = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:
             if n == len(lines) or all(not x.strip() for x in lines[n:]):
                 continue   # a torn last line
-            raise ValueError(f"{p}:{n}: not JSON: {e}") from None
+            out.append((f"line {n}", f"not JSON: {str(e)[:200] or type(e).__name__}"))
+            continue
         if isinstance(rec, dict) and rec.get("kind", "episode") == "episode" and "task_id" in rec:
             out.append((f"line {n}", rec))
     return out
@@ -232,8 +235,53 @@ def _key(rec: Mapping[str, Any]) -> str:
     return str(rec.get("key") or "")
 
 
-def replay_episode(where: str, rec: Mapping[str, Any], tasks: TaskIndex, sandbox: Any) -> EpisodeReplay:
-    """Judge one stored episode again (see the module docstring)."""
+#: optional fields of a record and the types they must have (None is always allowed)
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "task_id": (str,), "steps": (list,), "final_files": (dict,), "metadata": (dict,), "language": (str,),
+    "suite": (str,), "task_hash": (str,), "verdict": (str,), "key": (str,), "group_id": (str, int),
+    "sample_index": (int,)}
+_STEP_TYPES: dict[str, tuple[type, ...]] = {"diff": (str,), "pre_state": (str,), "judge": (dict,)}
+_META_TYPES: dict[str, tuple[type, ...]] = {"language": (str,), "main_file": (str,), "final_state": (str,)}
+
+
+def _type_problem(value: Any, types: tuple[type, ...]) -> bool:
+    return value is not None and (not isinstance(value, types) or isinstance(value, bool))
+
+
+def record_problem(rec: Mapping[str, Any]) -> str | None:
+    """What is wrong with the shape of a stored episode record (None: nothing): a field of the
+    wrong type, named with what it should be (records are untrusted input)."""
+    def want(types: tuple[type, ...]) -> str:
+        return " or ".join({"str": "a string", "list": "a list", "dict": "an object", "int": "an integer"}[t.__name__]
+                           for t in types)
+
+    for name, types in _FIELD_TYPES.items():
+        if _type_problem(rec.get(name), types):
+            return f"{name}: expected {want(types)}, not {type(rec[name]).__name__}"
+    for k, st in enumerate(rec.get("steps") or ()):
+        if not isinstance(st, Mapping):
+            return f"steps[{k}]: expected an object, not {type(st).__name__}"
+        bad = next((n for n, t in _STEP_TYPES.items() if _type_problem(st.get(n), t)), None)
+        if bad:
+            return f"steps[{k}].{bad}: expected {want(_STEP_TYPES[bad])}, not {type(st[bad]).__name__}"
+    bad = next((n for n, t in _META_TYPES.items() if _type_problem((rec.get("metadata") or {}).get(n), t)), None)
+    if bad:
+        return f"metadata.{bad}: expected {want(_META_TYPES[bad])}"
+    for path, content in (rec.get("final_files") or {}).items():
+        if not isinstance(path, str) or (content is not None and not isinstance(content, str)):
+            return f"final_files[{str(path)[:80]!r}]: expected a file's text, not {type(content).__name__}"
+    return None
+
+
+def replay_episode(where: str, rec: Mapping[str, Any] | str, tasks: TaskIndex, sandbox: Any) -> EpisodeReplay:
+    """Judge one stored episode again (see the module docstring); a malformed record (or a
+    line that is not one: `rec` is then what is wrong with it) is an ``error`` naming its
+    bad field, never an exception."""
+    problem = rec if isinstance(rec, str) else record_problem(rec)
+    if problem is not None:
+        rec = rec if isinstance(rec, Mapping) else {}
+        return EpisodeReplay(where, str(rec.get("key") or rec.get("group_id") or ""), str(rec.get("task_id"))[:200],
+                             "error", message=f"{where}: malformed record: {problem}")
     tid = str(rec["task_id"])
     out = EpisodeReplay(where, _key(rec), tid, "error", old_hash=str(rec.get("task_hash") or ""))
     out.stored, out.stored_passed = _stored(rec)
@@ -272,7 +320,8 @@ def replay(path: str | Path, *, suites: Sequence[str] = (), sandbox: Any = None,
     """Judge every stored episode of `path` again (see the module docstring)."""
     p = Path(path)
     episodes = read_episodes(p)[:limit]
-    is_eval = any("final_files" in r for _, r in episodes) and (p.parent / MANIFEST_FILE).is_file()
+    is_eval = any(isinstance(r, dict) and "final_files" in r for _, r in episodes) \
+        and (p.parent / MANIFEST_FILE).is_file()
     tasks = TaskIndex(suites, p.parent if is_eval else None)
     sb = sandbox if sandbox is not None else make_sandbox()
     n = workers or max(1, int(getattr(sb, "workers", 1) or 1))

@@ -82,3 +82,40 @@ def test_eval_results_replay(tmp_path, capsys):
     rep = json.loads(capsys.readouterr().out)
     assert rep["counts"] == {"same": 4} and rep["hash_mismatches"] == 0 and not rep["drift"], rep
     assert {e["stored"] for e in rep["episodes"]} >= {"accepted"}
+
+
+def test_malformed_records_are_one_line_each_and_the_rest_goes_on(tmp_path, capsys):
+    """Records whose steps / final_files / metadata (and other fields) have the wrong type,
+    a line that is not JSON and one nested 100,000 deep: one ERROR line each naming the
+    field, the good episode is still replayed (it was an AttributeError / TypeError /
+    RecursionError ending the whole run)."""
+    cfg = tmp_path / "eval.yaml"
+    cfg.write_text("agents: [oracle]\nsuites:\n  - {suite: examples, ids: [examples/bracket-depth]}\n"
+                   "max_turns: 2\nprogress: false\n")
+    assert run_eval(cfg, tmp_path / "out", progress=False, report=False).complete
+    results = tmp_path / "out" / "results.jsonl"
+    good = json.loads(results.read_text().splitlines()[0])
+    collect_like = {k: v for k, v in good.items() if k not in ("final_files", "key")} | {"group_id": "g"}
+    bad = [(collect_like | {"steps": "not a list"}, "steps: expected a list, not str"),
+           (collect_like | {"steps": [1, 2]}, "steps[0]: expected an object, not int"),
+           (good | {"steps": [{"diff": 5}]}, "steps[0].diff: expected a string, not int"),
+           (good | {"final_files": "main.py"}, "final_files: expected an object, not str"),
+           (good | {"final_files": {"main.py": 5}}, "final_files['main.py']: expected a file's text, not int"),
+           (good | {"metadata": "meta"}, "metadata: expected an object, not str"),
+           (collect_like | {"metadata": {"language": ["python"]}}, "metadata.language: expected a string"),
+           (good | {"suite": ["examples"]}, "suite: expected a string, not list"),
+           (good | {"task_id": 7}, "task_id: expected a string, not int")]
+    lines = [json.dumps(good)] + [json.dumps(rec) for rec, _ in bad] + ["{not json", "[" * 100_000 + "]" * 100_000,
+                                                                         json.dumps(good)]
+    mixed = tmp_path / "out" / "mixed.jsonl"
+    mixed.write_text("\n".join(lines) + "\n")
+    assert cli.main(["replay", str(mixed), "-q"]) == 1
+    out = capsys.readouterr().out
+    errors = [ln for ln in out.splitlines() if "ERROR" in ln]
+    assert len(errors) == len(bad) + 2 and "Traceback" not in out, out
+    for n, (_, why) in enumerate(bad, 2):
+        assert any(f"line {n}: malformed record: {why}" in ln for ln in errors), (why, errors)
+    assert any("line 11: malformed record: not JSON" in ln for ln in errors)
+    assert any("line 12: malformed record: not JSON" in ln for ln in errors)
+    rep = replay(mixed)
+    assert [e.status for e in rep.episodes] == ["same"] + ["error"] * (len(bad) + 2) + ["same"]
