@@ -258,8 +258,23 @@ def _is_bare(path: Path) -> bool:
     return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
 
 
-def _ignore_vcs(_dir: str, names: list[str]) -> list[str]:
-    return [n for n in names if n in (".git", "__pycache__") or n.endswith(".pyc")]
+def _copy_ignore(top: Path):
+    """`shutil.copytree`'s ignore of a source directory: version control, caches, and links
+    whose target leaves `top` (they are not part of the tree: nothing is read through them)."""
+    real_top = os.path.realpath(top)
+
+    def ignore(folder: str, names: list[str]) -> list[str]:
+        out = []
+        for n in names:
+            full = os.path.join(folder, n)
+            if n.lower() == ".git" or n == "__pycache__" or n.endswith(".pyc"):
+                out.append(n)
+            elif os.path.islink(full):
+                target = os.path.realpath(full)
+                if not (target + os.sep).startswith(real_top + os.sep) or target == real_top:
+                    out.append(n)
+        return out
+    return ignore
 
 
 def materialize(source: RepoSource, dest: str | os.PathLike) -> Path:
@@ -276,7 +291,7 @@ def materialize(source: RepoSource, dest: str | os.PathLike) -> Path:
                 raise SWEError(f"{loc}: commit {source.commit} given but the directory is not a git repository")
             _git_export(loc, source.commit or "HEAD", dest)
         else:
-            shutil.copytree(loc, dest, symlinks=True, dirs_exist_ok=True, ignore=_ignore_vcs)
+            shutil.copytree(loc, dest, symlinks=True, dirs_exist_ok=True, ignore=_copy_ignore(loc))
     elif source.kind == "git":
         _git_export(_bare_clone(source.location, _key("git", source.location), source.commit),
                     source.commit or "HEAD", dest)

@@ -88,8 +88,9 @@ def test_no_file_is_read_through_a_link_out_of_the_tree(tmp_path, secret, monkey
     assert os.readlink(out / "inside") == "a.txt"
     tree = base_tree(RepoSource("dir", str(repo), head))
     assert tree.files == {"a.txt": "plain\n", "inside": "plain\n"}
-    # a directory source (no commit) copies links as links; the tracked files leave them out
+    # a directory source (no commit) copies the links inside the tree only
     tree = base_tree(RepoSource("dir", str(repo)))
+    assert sorted(p.name for p in tree.root.iterdir() if p.name != ".git") == ["a.txt", "inside"]
     assert SECRET not in "".join(tree.files.values()) and "abs_leak" not in tree.files
     # a patch over a link out of the tree: the link's target is not read
     with pytest.raises(SWEError):
