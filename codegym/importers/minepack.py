@@ -172,6 +172,11 @@ def _make_bundle(root: Path, bundle: Path, bases: list[tuple[str, str, str]]
                     failed[commit] = _unreadable(src, commit, e)
                     continue
                 seen[commit] = (date, tree, upstream)
+        # the bases were fetched without their history: the repository is shallow, and a commit
+        # made again here (re-packing a suite's own bundle makes the same commits, object for
+        # object) would be a shallow one too, its parent cut off -- and the bundle incomplete.
+        # Only the new chain is bundled, so the fetched commits' boundary is dropped.
+        Path(tmp, "shallow").unlink(missing_ok=True)
         mapping, parent = {}, None
         for commit, (date, tree, upstream) in sorted(seen.items(), key=lambda kv: kv[1][0]):
             args = ["commit-tree", tree, "-m", f"codegym: base tree of upstream commit {upstream}"]
@@ -184,6 +189,10 @@ def _make_bundle(root: Path, bundle: Path, bases: list[tuple[str, str, str]]
         git(["update-ref", "refs/heads/bases", parent], tmp)
         out = bundle.with_suffix(".bundle.tmp")
         git(["bundle", "create", "-q", str(out), "refs/heads/bases"], tmp)
+        heads = git(["bundle", "verify", str(out)], tmp, check=False)
+        if heads.returncode != 0 or b"complete history" not in heads.stdout + heads.stderr:
+            out.unlink(missing_ok=True)
+            raise GitError(f"the bundle of {bundle.name} would not be whole: {heads.stderr.decode()[:300]}")
         os.replace(out, bundle)
     return mapping, failed
 

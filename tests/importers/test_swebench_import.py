@@ -14,6 +14,7 @@ import pytest
 from _repo_tasks import CENTS, SUITE, git
 
 from codegym import load_suite
+from codegym.importers.minepack import pack_suite
 from codegym.importers.swebench import import_swebench, install_for, swebench_task
 from codegym.tasks.repo import base_tree, swe_data
 
@@ -104,6 +105,10 @@ def test_bad_records_are_one_line_each_and_the_rest_imports(mirror, tmp_path):
     bundle = out / "repos" / "acme__centsplit.bundle"
     assert bundle.stat().st_size < 20_000
     assert [t.metadata.extra["swe"]["upstream"]["base"] for t in suite] == [c["base"], c["later"]]
+    # packing a packed suite again (as mining does after each run) makes the same commits: whole
+    before = {t.id: base_tree(t).digest for t in suite}
+    assert not pack_suite(out).dropped
+    assert {t.id: base_tree(t).digest for t in load_suite(out)} == before
 
 
 def test_a_failed_import_leaves_the_old_suite(mirror, tmp_path, monkeypatch):
