@@ -4,7 +4,8 @@
 in it with one of three isolations, reads the files back (`snapshot`) and removes
 everything on `close`:
 
-- ``none``: a plain subprocess with the directory as cwd (trusted scaffolds only);
+- ``none``: a plain subprocess with the directory as cwd, on the host: only when the user
+  opted in to unconfined runs (``CODEGYM_UNSAFE_NO_ISOLATION=1``), whoever asked for it;
 - ``bwrap``: bubblewrap, the directory bound at ``/app``, the system read-only, a
   private /tmp, no network unless asked (``network=True``: a command scaffold must
   reach its model endpoint; its model calls go to the loopback proxy);
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codegym.core.yamldoc import inside
+from codegym.sandbox.isolation import UNSAFE_ENV, unsafe_opted_in
 
 __all__ = ["ScaffoldBox", "ISOLATIONS", "BoxError", "CommandResult", "IGNORED_PARTS", "MAX_FILE_BYTES"]
 
@@ -68,9 +70,14 @@ class ScaffoldBox:
                  ro_binds: Sequence[str] = (), env: Mapping[str, str] | None = None):
         if isolation not in ISOLATIONS:
             raise ValueError(f"isolation must be one of {ISOLATIONS}, not {isolation!r}")
+        if isolation == "none" and not unsafe_opted_in():
+            # the model's commands would run on the host as this user: a config (possibly a
+            # stranger's) cannot choose that; only the user's own environment can
+            raise BoxError(f"isolation 'none' runs the scaffold's commands on the host, unconfined: set "
+                           f"{UNSAFE_ENV}=1 to allow it, or use isolation 'bwrap' or 'docker'")
         if isolation == "bwrap" and shutil.which("bwrap") is None:
             raise BoxError("isolation 'bwrap' needs bubblewrap (apt-get install bubblewrap); "
-                           "use isolation 'docker', or 'none' for a trusted scaffold")
+                           f"use isolation 'docker' (or 'none' with {UNSAFE_ENV}=1: unconfined)")
         if isolation == "docker" and shutil.which("docker") is None:
             raise BoxError("isolation 'docker' needs the docker command and a running engine")
         self.isolation, self.image = isolation, image or DEFAULT_IMAGE

@@ -24,7 +24,7 @@ from _scaffold_model import FAIL_ID, SHELL_SCAFFOLD, SOLVE_ID, programs, scripte
 
 from codegym.agents import make_agent
 from codegym.agents.scaffold import load_scaffold_config, make_scaffold_agent, plan_actions
-from codegym.agents.scaffold_box import ScaffoldBox
+from codegym.agents.scaffold_box import BoxError, ScaffoldBox
 from codegym.agents.scaffold_run import ScaffoldTurn
 from codegym.core.yamldoc import DocValidationError
 from codegym.edits.parse import parse_action
@@ -120,7 +120,20 @@ def test_bwrap_box_confines_writes_to_the_workspace(tmp_path):
     assert not root.exists()                                          # removed on close
 
 
-def test_a_command_that_hangs_is_stopped_at_its_timeout():
+def test_isolation_none_needs_the_users_unsafe_opt_in(monkeypatch, tmp_path):
+    monkeypatch.delenv("CODEGYM_UNSAFE_NO_ISOLATION", raising=False)
+    with pytest.raises(BoxError, match="CODEGYM_UNSAFE_NO_ISOLATION=1"):
+        ScaffoldBox({}, isolation="none")
+    # a scaffold config (an eval config's, possibly a stranger's) asking for it is refused the same way
+    agent = make_scaffold_agent("shell,isolation=none,model=m,base_url=http://127.0.0.1:9/v1",
+                                command=f"touch {tmp_path}/ran")
+    with pytest.raises(BoxError):
+        _play(agent, FAIL_ID)
+    assert not (tmp_path / "ran").exists()
+
+
+def test_a_command_that_hangs_is_stopped_at_its_timeout(monkeypatch):
+    monkeypatch.setenv("CODEGYM_UNSAFE_NO_ISOLATION", "1")
     with ScaffoldBox({}, isolation="none") as box:
         r = box.run("sleep 30 & wait", timeout_s=0.5)
     assert r.timed_out and r.returncode == -1
@@ -220,7 +233,8 @@ def test_shell_scaffold_in_bwrap_gets_the_task_file_and_its_tokens_are_counted(t
     assert solved["steps"][0]["diff"].count("+++ b/main.py") == 1
 
 
-def test_a_failing_scaffold_is_its_episode_result_not_a_crash():
+def test_a_failing_scaffold_is_its_episode_result_not_a_crash(monkeypatch):
+    monkeypatch.setenv("CODEGYM_UNSAFE_NO_ISOLATION", "1")
     agent = make_scaffold_agent("shell,isolation=none,model=m,base_url=http://127.0.0.1:9/v1",
                                 command="echo broken >&2; exit 3")
     rec = _play(agent, FAIL_ID)
