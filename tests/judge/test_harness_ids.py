@@ -176,3 +176,19 @@ def test_a_real_pytest_run_with_spaced_ids(tmp_path):
         assert ok and st == {"test_ids.py::test_p[Missing": "passed", "test_ids.py::test_s[s": "passed"}
         ok, _, _, st = evaluate_case(["test_ids.py::test_p[a", "test_ids.py::test_p[x"], run)
         assert not ok and set(st.values()) == {"failed"}
+
+
+def test_an_unexpected_pass_is_no_pass(tmp_path):
+    """SWE-bench's parser records no XPASS line (the test is missing: a failure); junit writes a
+    non-strict XPASS as a pass, so pytest's -rA line decides."""
+    (tmp_path / "test_x.py").write_text("import pytest\n@pytest.mark.xfail\ndef test_a():\n    pass\n"
+                                        "@pytest.mark.xfail\ndef test_b():\n    assert 0\n")
+    p = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider",
+                        f"--junitxml={tmp_path / 'j.xml'}", "test_x.py"], cwd=tmp_path, capture_output=True,
+                       text=True, env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    sm = PARSE["parse_log_pytest"](p.stdout, None)
+    for junit in (None, (tmp_path / "j.xml").read_text()):
+        res = parse_results(p.stdout, junit)
+        for tid in ("test_x.py::test_a", "test_x.py::test_b"):
+            assert (res.status_of(tid) == "passed") == grading.test_passed(tid, sm), (junit is None, tid)
+        assert res.status_of("test_x.py::test_a") == "failed"

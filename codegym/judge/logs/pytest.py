@@ -220,8 +220,10 @@ def parse_unittest(output: str) -> TestResults:
     return res
 
 
+#: SWE-bench counts an expected failure as a pass, and an unexpected pass as no pass (its
+#: parser records no XPASS line: the test is missing, a failure)
 _PY_STATUS = {"PASSED": "passed", "FAILED": "failed", "ERROR": "error", "SKIPPED": "skipped",
-              "XFAIL": "passed", "XPASS": "passed"}  # SWE-bench counts an expected failure as a pass
+              "XFAIL": "passed", "XPASS": "failed"}
 _PY_SUMMARY = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (.+)$")
 _PY_VERBOSE = re.compile(r"^(.+?::.+?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: +\[ *\d+%\])?\s*$")
 #: pytest's final count line: framed by ``=`` (default), bare under ``-q``
@@ -293,11 +295,16 @@ def parse_results(output: str, junit_xml: str | None = None, parser: str | None 
     """Per-test results of a run: the junit XML the run wrote, else the official SWE-bench
     parser named by the task (`parser`, e.g. ``parse_log_django``; the ``swebench`` package),
     else unittest's verbose report or pytest's text report, whichever the log holds."""
+    text = strip_ansi(output)
     if junit_xml:
         res = _from_junit(junit_xml)
         if res is not None:
+            # junit writes a non-strict unexpected pass as a pass; pytest's own -rA line says XPASS
+            for m in _XPASS_LINE.finditer(text):
+                tid = _summary_id("XPASS", m.group(1))
+                if tid is not None:
+                    res.put(nodeid_to_junit(tid) if "::" in tid else tid, "failed")
             return res
-    text = strip_ansi(output)
     if parser:
         statuses = official_statuses(parser, text)
         res = TestResults(source=f"swebench:{parser}")
@@ -315,5 +322,6 @@ def parse_results(output: str, junit_xml: str | None = None, parser: str | None 
     return parse_pytest(text)
 
 
+_XPASS_LINE = re.compile(r"^XPASS (.+)$", re.M)
 #: final lines of other runners SWE-bench parses (SymPy's bin/test)
 _OTHER_FINAL = re.compile(r"^=+ tests finished: .* in [\d.]+ seconds =+$", re.M)
