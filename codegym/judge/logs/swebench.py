@@ -18,7 +18,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-__all__ = ["REPO_PARSERS", "parser_for_repo", "official_statuses", "OfficialParserMissing", "harness_key"]
+__all__ = ["REPO_PARSERS", "parser_for_repo", "official_parser", "official_statuses", "OfficialParserMissing",
+           "harness_key"]
 
 #: SWE-bench's parser of each repository it knows (swebench.harness.log_parsers.python);
 #: any other repository's pytest log is read by SWE-bench with ``parse_log_pytest``
@@ -49,14 +50,26 @@ def parser_for_repo(repo: str) -> str | None:
 
 @functools.cache
 def _parser(name: str) -> Callable:
+    # swebench 5.x names its parsers in PARSER_REGISTRY; 4.x (the pinned range: it has the
+    # per-version environment specs, codegym.importers.swespecs) has them as module functions
     try:
-        from swebench.harness.log_parsers import PARSER_REGISTRY  # noqa: PLC0415 -- the [swebench] extra
+        from swebench.harness import log_parsers  # noqa: PLC0415 -- the [swebench] extra
     except ImportError as e:
         raise OfficialParserMissing(f"the task's log parser {name} is SWE-bench's: pip install "
                                     f"'codegym[swebench]' ({e})") from None
-    if name not in PARSER_REGISTRY:
+    registry = getattr(log_parsers, "PARSER_REGISTRY", None)
+    if registry is None:
+        import swebench.harness.log_parsers.python as python_parsers  # noqa: PLC0415 -- 4.x
+        registry = {k: v for k, v in vars(python_parsers).items() if k.startswith("parse_log_") and callable(v)}
+    if name not in registry:
         raise OfficialParserMissing(f"swebench has no log parser {name!r}")
-    return PARSER_REGISTRY[name]
+    return registry[name]
+
+
+def official_parser(name: str) -> Callable:
+    """SWE-bench's log parser `name` itself (``parse_log_pytest`` ...): ``parser(log, None)``
+    -> {test id: SWE-bench's status}. `OfficialParserMissing` without the package."""
+    return _parser(name)
 
 
 def official_statuses(name: str, log: str) -> dict[str, str]:
