@@ -29,7 +29,7 @@ from codegym.envs.repo_tools import REPO_TOOL_HELP, REPO_TOOLS, RepoCall, extrac
 from codegym.judge.kinds.repo import resolution, run_command, run_env
 from codegym.judge.logs.pytest import parse_results
 from codegym.sandbox.repoenv import EnvBuildError
-from codegym.tasks.repo import BaseTree, base_tree, swe_data, with_reference
+from codegym.tasks.repo import BaseTree, SWEError, base_tree, swe_data, with_reference
 from codegym.tasks.schema import Task
 from codegym.tasks.suite import Suite, load_suite
 
@@ -96,11 +96,15 @@ class SWEEnv(CodeEnv):
         self.main_file = ""  # a repository has no main file: every edit names its path
         self.workspace = new_workspace(self.base)
         # the repository's test environment: built once per repository, version and packages
-        # (a trusted step that may use the package registry), then shared by every episode
+        # inside the sandbox (the one step that may use the package registry), the repository
+        # installed once per base commit, then shared by every episode
         info = {"base_digest": self.base.digest, "source": self.base.source.describe(), "environment": None}
         try:
-            info["environment"] = run_env(self.task).describe or None
-        except EnvBuildError as e:  # the judge reports it as a sandbox_error, never the agent's fault
+            tenv = run_env(self.task, sandbox=self.sandbox)
+            info["environment"] = tenv.describe or None
+            if tenv.note:
+                info["environment_note"] = tenv.note
+        except (EnvBuildError, SWEError) as e:  # the judge reports it as a sandbox_error, never the agent's fault
             info["environment_error"] = str(e)[:1000]
         return {"swe": info}
 
@@ -234,8 +238,8 @@ class SWEEnv(CodeEnv):
         if not data.test_command:
             return "this task has no test command"
         # the current files as they are (the agent's own tests included): exploration, not grading
-        tree = self.workspace.files
-        tenv = run_env(self.task)
+        tenv = run_env(self.task, sandbox=self.sandbox)
+        tree = {**tenv.files, **self.workspace.files}
         run = run_command(self.sandbox, tree, [*data.test_command, *ids], self.task.limits, tenv)
         if run.status != "ok":
             return f"the test run failed: {run.status}: {run.message}"

@@ -5,8 +5,10 @@
 - `materialize`, `base_tree`: the base tree on disk; a `BaseTree` is the one pristine git
   working tree per source and process (clones cached under ``$CODEGYM_CACHE/swe``).
 - `SWEData`, `swe_data`: the task's gold patch, test patch, FAIL_TO_PASS / PASS_TO_PASS
-  ids, test command, setup commands, packages and environment variables; `env_spec`: the
-  packages as a `codegym.sandbox.repoenv.EnvSpec` (the environment the tests run in).
+  ids, test command, setup commands, environment variables and its environment's recipe
+  (Python version, packages, the repository's own install); `env_spec` and `repo_install`:
+  that recipe as `codegym.sandbox.repoenv`'s `EnvSpec` (the shared environment) and
+  `RepoInstall` (the repository installed at the base commit).
 - `git_dir`: a local git directory of a git, bundle or directory source (history walks).
 - patches (`patch_paths`, `apply_patch`, checked first) are `codegym.tasks.patches`'.
 - `gold_patch`, `reference_files`, `with_reference`: the gold patch as the task's
@@ -32,13 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from codegym.core.git import GIT_IDENTITY, git, git_text
-from codegym.sandbox.repoenv import EnvSpec
+from codegym.sandbox.pyreqs import RequirementError
+from codegym.sandbox.repoenv import DEFAULT_INSTALL, EnvSpec, RepoInstall
 from codegym.tasks.patches import SWEError, apply_patch, check_relpath
 from codegym.tasks.schema import Solution
 
 __all__ = [
     "SWEError", "RepoSource", "repo_source", "materialize", "BaseTree", "base_tree", "git_dir",
-    "SWEData", "swe_data", "env_spec", "gold_patch", "reference_files", "with_reference",
+    "SWEData", "swe_data", "env_spec", "repo_install", "gold_patch", "reference_files", "with_reference",
     "FAIL_TO_PASS", "PASS_TO_PASS", "UNITTEST_COMMAND", "check_commit",
 ]
 
@@ -455,8 +458,15 @@ class SWEData:
     fail_to_pass, pass_to_pass  test ids of the hidden cases named FAIL_TO_PASS / PASS_TO_PASS
     test_command       argv of the first hidden case (named test runs append ids to it)
     setup              shell commands run once per checkout, before its test commands
-    install            pip requirements of the tests' environment (``metadata.extra.swe.install``;
-                       empty: the sandbox's own Python, standard library only)
+    install            PEP 508 requirements of the tests' environment (``metadata.extra.swe.install``;
+                       with none of the environment fields below: the sandbox's own Python,
+                       standard library only)
+    pip_packages       requirements installed after them (SWE-bench's ``pip_packages``)
+    python             the Python version the environment asks for ("3.9")
+    pre_install        shell commands run in the checkout before the repository's install
+    repo_install       the repository's install command (``python -m pip install -e .``;
+                       ``true``: the default one); None: the repository is not installed
+    scm_version        the version setuptools-scm reports for the base commit
     env                environment variables of the test commands (``PYTHONPATH: src``)
     log_parser         the SWE-bench log parser to read text reports with (``parse_log_django``)
     extra              the other keys of ``metadata.extra.swe`` (instance_id, repo, version ...)
@@ -470,6 +480,11 @@ class SWEData:
     test_command: tuple[str, ...] | None = None
     setup: tuple[str, ...] = ()
     install: tuple[str, ...] = ()
+    pip_packages: tuple[str, ...] = ()
+    python: str | None = None
+    pre_install: tuple[str, ...] = ()
+    repo_install: str | None = None
+    scm_version: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     log_parser: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -506,10 +521,17 @@ def swe_data(task) -> SWEData:
     if isinstance(globs, str):
         globs = (globs,)
     repo = getattr(task, "repo", None)
-    install = raw.pop("install", None) or ()
+    install = _words(task, raw.pop("install", None), "install", "PEP 508 requirements")
+    pip_packages = _words(task, raw.pop("pip_packages", None), "pip_packages", "PEP 508 requirements")
+    pre_install = _words(task, raw.pop("pre_install", None), "pre_install", "shell commands")
+    repo_install = raw.pop("repo_install", None)
+    if repo_install is True:
+        repo_install = DEFAULT_INSTALL
+    if repo_install is not None and (not isinstance(repo_install, str) or not repo_install.strip()):
+        raise SWEError(f"task {task.id}: metadata.extra.swe.repo_install must be a shell command or true")
+    python = raw.pop("python", None)
+    scm_version = raw.pop("scm_version", None)
     env = raw.pop("env", None) or {}
-    if isinstance(install, str) or not all(isinstance(x, str) for x in install):
-        raise SWEError(f"task {task.id}: metadata.extra.swe.install must be a list of pip requirements")
     if not isinstance(env, Mapping):
         raise SWEError(f"task {task.id}: metadata.extra.swe.env must be a mapping of variables")
     data = SWEData(
@@ -520,7 +542,12 @@ def swe_data(task) -> SWEData:
         pass_to_pass=tuple(p2p.tests or ()) if p2p else (),
         test_command=command,
         setup=tuple(getattr(repo, "setup", None) or ()),
-        install=tuple(install),
+        install=install,
+        pip_packages=pip_packages,
+        python=str(python) if python not in (None, "") else None,
+        pre_install=pre_install,
+        repo_install=repo_install,
+        scm_version=str(scm_version) if scm_version not in (None, "") else None,
         env={str(k): str(v) for k, v in env.items()},
         log_parser=raw.pop("log_parser", None),
         extra=raw,
@@ -529,16 +556,41 @@ def swe_data(task) -> SWEData:
     return data
 
 
+def _words(task, value: Any, name: str, what: str) -> tuple[str, ...]:
+    if value in (None, ""):
+        return ()
+    if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(x, str) for x in value):
+        raise SWEError(f"task {task.id}: metadata.extra.swe.{name} must be a list of {what}")
+    return tuple(value)
+
+
 def env_spec(task) -> EnvSpec | None:
-    """The environment the task's tests run in (None: the sandbox's own Python). Its cache
-    key names the repository (``metadata.extra.swe.repo``, else the repository URL), the
-    version (``metadata.extra.swe.version``) and the packages."""
+    """The shared environment the task's tests run in (None: the sandbox's own Python,
+    standard library only). Its cache key names the repository (``metadata.extra.swe.repo``,
+    else the repository URL), the version (``metadata.extra.swe.version``), the packages
+    and the Python. A task file is not the user's command line: its requirements are
+    PEP 508 specifiers only (SWEError names a bad one)."""
     data = swe_data(task)
-    if not data.install:
+    if not (data.install or data.pip_packages or data.repo_install or data.python):
         return None
     repo = getattr(task, "repo", None)
     label = str(data.extra.get("repo") or getattr(repo, "url", "") or "")
-    return EnvSpec(repo=label, version=str(data.extra.get("version") or ""), packages=tuple(data.install))
+    try:
+        return EnvSpec(repo=label, version=str(data.extra.get("version") or ""), packages=data.install,
+                       python=data.python, pip_packages=data.pip_packages)
+    except RequirementError as e:
+        raise SWEError(f"task {task.id}: {e}") from None
+
+
+def repo_install(task) -> RepoInstall | None:
+    """How the task's repository is installed in its environment at the base commit (None:
+    it is not installed; the tests import the checkout from the working directory)."""
+    data = swe_data(task)
+    if not data.repo_install or getattr(task, "repo", None) is None:
+        return None
+    tree = base_tree(task)
+    return RepoInstall(checkout=tree.root, digest=tree.digest, command=data.repo_install,
+                       pre_install=data.pre_install, scm_version=data.scm_version)
 
 
 # =========================================================================== reference

@@ -29,9 +29,10 @@ from codegym.judge.kinds.common import case_limits
 from codegym.judge.logs.pytest import django_to_dotted, parse_results
 from codegym.judge.logs.swebench import OfficialParserMissing
 from codegym.judge.report import CaseResult, clip, exec_message, tail
-from codegym.sandbox.repoenv import EnvBuildError, build_env, env_image, find_env
+from codegym.sandbox.envimage import env_image, instance_image
+from codegym.sandbox.repoenv import EnvBuildError, build_env, build_instance, find_env, find_instance
 from codegym.tasks.patches import SWEError, apply_patch, patch_paths
-from codegym.tasks.repo import FAIL_TO_PASS, PASS_TO_PASS, base_tree, env_spec, swe_data
+from codegym.tasks.repo import FAIL_TO_PASS, PASS_TO_PASS, base_tree, env_spec, repo_install, swe_data
 
 __all__ = [
     "file_of_test_id", "restore_paths", "grading_tree", "CommandRun", "RunEnv", "run_env", "repo_image",
@@ -145,15 +146,19 @@ def _as_bytes(v: str | bytes) -> bytes:
     return v if isinstance(v, bytes) else v.encode("utf-8", "surrogateescape")
 
 
-def grading_tree(task, files: Mapping[str, str | bytes | None], split: str = "hidden"
-                 ) -> tuple[dict[str, str | bytes], list[str]]:
+def grading_tree(task, files: Mapping[str, str | bytes | None], split: str = "hidden",
+                 generated: Mapping[str, str | bytes] | None = None) -> tuple[dict[str, str | bytes], list[str]]:
     """(the tree the tests of `split` run on, notes for the report).
 
-    `files` overlays the task's base repository (a None value deletes a file); a task
-    without ``repo`` has no base, `files` is then the whole tree and nothing is restored."""
+    `files` overlays the task's base repository (a None value deletes a file) and the files
+    its environment's install generated there (`generated`: egg-info, ``_version.py`` ...,
+    part of the base as the harness's checkout has them); a task without ``repo`` has no
+    base, `files` is then the whole tree and nothing is restored."""
     notes: list[str] = []
     has_repo = getattr(task, "repo", None) is not None
-    base: Mapping[str, str] = base_tree(task).files if has_repo else {}
+    base: Mapping[str, str | bytes] = base_tree(task).files if has_repo else {}
+    if has_repo and generated:
+        base = {**base, **generated}
     tree: dict[str, str | bytes] = dict(base)
     for p, c in files.items():
         if c is None:
@@ -229,32 +234,55 @@ class RunEnv:
     setup: tuple[str, ...] = ()
     parser: str | None = None
     describe: str = ""
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    note: str | None = None
+    layer: Any = None
 
 
-def run_env(task, build: bool = True) -> RunEnv:
-    """The `RunEnv` of a repo task: its environment (`codegym.tasks.repo.env_spec`, built
-    now when `build` and missing: a trusted step that may use the package registry), its
-    variables and setup commands. Raises EnvBuildError when the environment cannot be built."""
+def _backend(sandbox) -> str:
+    """Which build system a sandbox's environments come from: "docker" or "local"."""
+    for sb in (sandbox, getattr(sandbox, "parent", None)):
+        if getattr(sb, "isolation", None) == "docker":
+            return "docker"
+    return "local"
+
+
+def run_env(task, build: bool = True, sandbox=None) -> RunEnv:
+    """The `RunEnv` of a repo task: its environment (`codegym.tasks.repo.env_spec`, and the
+    repository installed at the base commit when the task says how, `repo_install`; built
+    now when `build` and missing, inside the sandbox of `sandbox`'s backend), its variables,
+    setup commands and the files the install generated in the checkout. Raises
+    EnvBuildError (or SWEError for a bad recipe) when the environment cannot be had."""
     data = swe_data(task)
     spec = env_spec(task)
-    path: tuple[str, ...] = ()
+    out = RunEnv(setup=tuple(data.setup), parser=data.log_parser)
     env: dict[str, str] = {}
-    describe = ""
     if spec is not None:
-        pyenv = build_env(spec) if build else find_env(spec)
-        if pyenv is not None:
-            path, env, describe = tuple(pyenv.path_dirs()), pyenv.env_vars(), pyenv.path.name
+        backend = _backend(sandbox)
+        pyenv = build_env(spec, backend) if build else find_env(spec, backend)
+        inst = repo_install(task) if pyenv is not None else None
+        layer = pyenv
+        if inst is not None:
+            layer = build_instance(pyenv, inst) if build else find_instance(pyenv, inst)
+        if layer is not None:
+            env = layer.env_vars()
+            out = RunEnv(tuple(layer.path_dirs()), env, out.setup, out.parser, layer.path.name,
+                         dict(getattr(layer, "files", {}) or {}), layer.system.note, layer)
     env.update(data.env)
-    return RunEnv(path, env, tuple(data.setup), data.log_parser, describe)
+    return RunEnv(out.path, env, out.setup, out.parser, out.describe, out.files, out.note, out.layer)
 
 
 def repo_image(task, sandbox) -> str | None:
-    """The Docker backend's image of a task with an environment (`env_image`: built locally
-    from the same key, FROM codegym's own image); None for other tasks or backends."""
-    spec = env_spec(task) if getattr(task, "repo", None) is not None else None
-    if spec is None or not hasattr(sandbox, "image_from_dockerfile"):
+    """The Docker backend's image of a task with an environment (`instance_image` /
+    `env_image`: built locally from the same key, FROM the system's image); None for other
+    tasks or backends."""
+    if getattr(task, "repo", None) is None or not hasattr(sandbox, "image_from_dockerfile") \
+            or env_spec(task) is None:
         return None
-    return env_image(build_env(spec))
+    layer = run_env(task, sandbox=sandbox).layer
+    if layer is None:
+        return None
+    return instance_image(layer) if hasattr(layer, "files") else env_image(layer)
 
 
 def _junit_path(command: Sequence[str]) -> str | None:
@@ -394,7 +422,7 @@ def run_repo_cases(task, files: Mapping[str, Any], cases: Sequence[Any], sandbox
     command exited 0 after running at least one test with no failure."""
     out: list[Any] = [None] * len(cases)
     try:
-        tenv = run_env(task)
+        tenv = run_env(task, sandbox=sandbox)
     except (EnvBuildError, SWEError, OSError) as e:
         msg = f"the repository's test environment could not be built: {e}"
         return [CaseResult(status="sandbox_error", message=msg[:1500], index=c.index, name=c.name, split=c.split,
@@ -403,7 +431,7 @@ def run_repo_cases(task, files: Mapping[str, Any], cases: Sequence[Any], sandbox
     runs: dict[tuple, CommandRun] = {}
     for split in dict.fromkeys(c.split for c in cases):
         try:
-            trees[split] = grading_tree(task, files, split)
+            trees[split] = grading_tree(task, files, split, tenv.files)
         except SWEError as e:
             trees[split] = e
             continue
