@@ -22,8 +22,8 @@ from pathlib import Path
 from codegym.core.git import git, git_text
 from codegym.tasks.repo import check_commit
 
-__all__ = ["repo_files", "list_tree", "declared_requirements", "merge_requirements", "layout_env", "licence_of",
-           "repo_environment", "TEST_EXTRAS", "PERMISSIVE"]
+__all__ = ["repo_files", "list_tree", "wanted_files", "declared_requirements", "merge_requirements", "layout_env",
+           "licence_of", "repo_environment", "TEST_EXTRAS", "PERMISSIVE"]
 
 #: extras / dependency groups that hold what the tests need
 TEST_EXTRAS = ("test", "tests", "testing")
@@ -223,11 +223,16 @@ def licence_of(text: str) -> str | None:
     return None
 
 
+def wanted_files(paths: Iterable[str]) -> list[str]:
+    """The files of a tree that `declared_requirements` reads (metadata, test requirement files)."""
+    return [p for p in paths if p in _META_FILES or _REQ_FILE.search(p)]
+
+
 def repo_environment(git_dir: str | os.PathLike, commit: str) -> dict:
     """{"install": [...], "env": {...}, "licence": SPDX id | None, "licence_file": path | None}
     of a repository at `commit`, read from its files."""
     paths = list_tree(git_dir, commit)
-    wanted = [p for p in paths if p in _META_FILES or _REQ_FILE.search(p)]
+    wanted = wanted_files(paths)
     lic_files = [p for p in paths if _LICENCE_FILE.match(p)]
     files = repo_files(git_dir, commit, wanted + lic_files)
     licence = next((lic for p in lic_files if (lic := licence_of(files.get(p, "")))), None)

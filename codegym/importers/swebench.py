@@ -4,9 +4,10 @@
 lines, optionally gzip; `swebench_flavour` tells them apart, the entry for schema
 detection) and writes a suite folder (`swebench_task`: one instance -> task mapping and
 sibling files); `codegym import swebench` is its command (`codegym.cli.imports`). Each
-task names its test environment (pytest and the packages the repository declares at the
-instance's environment commit, or the record's own install spec), built once per
-repository, version and packages when first judged. `grade` judges a candidate on the
+task names its test environment as the harness builds it (`codegym.importers.swespecs`:
+SWE-bench's per-version spec, SWE-rebench's install_config, or the dependencies the
+repository declares; the repository installed at its base commit), built inside the
+sandbox once per repository, version and packages when first judged. `grade` judges a candidate on the
 hidden split and answers SWE-bench's resolution (`SWEGrade`). docs/swe.md says more.
 """
 
@@ -28,6 +29,7 @@ from codegym.core.paths import staged_folder
 from codegym.importers.common import ImportReport, read_source, task_name, write_suite
 from codegym.importers.minepack import pack_suite
 from codegym.importers.repodeps import list_tree, merge_requirements, repo_environment
+from codegym.importers.swespecs import record_recipe, scm_version
 from codegym.judge import judge
 from codegym.judge.kinds.repo import Resolution, resolution
 from codegym.judge.logs.swebench import parser_for_repo
@@ -180,26 +182,9 @@ def _argv(value: Any) -> list[str] | None:
     raise SWEError(f"a test command must be text or a list of words, not {type(value).__name__}")
 
 
-def _record_environment(rec: Mapping[str, Any]) -> tuple[list[str] | None, list[str], Any]:
-    """(pip packages, setup commands, test command) the record itself gives: SWE-rebench's
-    ``install_config`` (pip_packages, pre_install / install, test_cmd), or a per-instance
-    ``test_cmd`` / ``test_command``; None packages: the record names none."""
-    cfg = rec.get("install_config") if isinstance(rec.get("install_config"), Mapping) else {}
-    packages = cfg.get("pip_packages")
-    if isinstance(packages, str):
-        packages = packages.split()
-    setup: list[str] = []
-    install = cfg.get("install")
-    # SWE-rebench installs the repository itself (``pip install -e .``): here the checkout is
-    # on the path instead, and other install commands would need the network at test time
-    if isinstance(install, str) and install.strip() and "pip install -e" not in install \
-            and not install.strip().startswith(("pip ", "python -m pip")):
-        setup.append(install.strip())
-    command = rec.get("test_cmd") or rec.get("test_command") or cfg.get("test_cmd")
-    if isinstance(command, list) and command and all(isinstance(c, str) for c in command) and \
-            any(" " in c for c in command):
-        command = command[-1]  # a list of shell lines: the last one runs the tests
-    return (list(packages) if packages else None), setup, command
+def _record_command(rec: Mapping[str, Any]) -> Any:
+    """The test command a record names itself (``test_cmd`` / ``test_command``), or None."""
+    return rec.get("test_cmd") or rec.get("test_command")
 
 
 def swebench_task(rec: Mapping[str, Any], *, suite: str = "swebench", test_command: Sequence[str] | None = None,
@@ -209,10 +194,12 @@ def swebench_task(rec: Mapping[str, Any], *, suite: str = "swebench", test_comma
     """One SWE-bench / SWE-smith / SWE-rebench instance -> (task mapping, sibling files).
 
     `repo_url` is formatted by `repo_url_for` (a local mirror stands in for GitHub).
-    The tests' packages: the record's own (SWE-rebench), else pytest and what the
-    repository declares at ``environment_setup_commit`` (read from `repo_url` when
-    `resolve_env`), else pytest alone; `install` adds to them (`install_for`: ``REQ`` for
-    every repository, ``owner/name=REQ`` for one). `setup` commands run once per checkout, `env`
+    The tests' environment is the harness's recipe (`codegym.importers.swespecs.record_recipe`:
+    SWE-bench's spec of the repository and version, SWE-rebench's ``install_config``, else
+    pytest and what the repository declares at ``environment_setup_commit``, read from
+    `repo_url` when `resolve_env`), the repository installed at the base commit; `install`
+    adds requirements to it (`install_for`: ``REQ`` for every repository, ``owner/name=REQ``
+    for one). `setup` commands run once per checkout before the tests, `env`
     holds the test commands' variables; `image` (a template like `repo_url`'s with
     ``{instance_id}``) names a prebuilt container image instead of codegym's own."""
     iid = validate_record(rec)
@@ -220,8 +207,22 @@ def swebench_task(rec: Mapping[str, Any], *, suite: str = "swebench", test_comma
     repo = _upstream(rec)
     f2p = _id_list(rec.get("FAIL_TO_PASS"), "FAIL_TO_PASS", iid)
     p2p = _id_list(rec.get("PASS_TO_PASS"), "PASS_TO_PASS", iid)
-    rec_packages, rec_setup, rec_command = _record_environment(rec)
-    prefix = (list(test_command) if test_command else _argv(rec_command)
+    url = repo_url_for(repo_url, str(rec["repo"]) if str(rec["repo"]).startswith("swesmith/") else repo)
+    env_commit = str(rec.get("environment_setup_commit") or rec["base_commit"])
+    gdir = None
+    licence, layout = None, {}
+    if resolve_env:
+        try:
+            gdir = str(git_dir(_source(url, env_commit)))
+            found = repo_environment(gdir, env_commit)
+            licence, layout = found["licence"], found["env"]
+        except (SWEError, GitError, ValueError, OSError):
+            gdir = None  # the repository is not reachable now: the recipe says so
+    # the environment: SWE-bench's spec, SWE-rebench's install_config or the declared dependencies
+    # (codegym.importers.swespecs)
+    recipe = record_recipe(rec, gdir, env_commit)
+    own_command = _argv(_record_command(rec))
+    prefix = (list(test_command) if test_command else own_command or recipe.test_cmd
               or list(_REPO_COMMANDS.get(repo, PYTEST_COMMAND)))
     if prefix[:1] == ["pytest"]:  # the environment's pytest, and its junit report
         prefix = ["python", "-m", *prefix]
@@ -231,23 +232,16 @@ def swebench_task(rec: Mapping[str, Any], *, suite: str = "swebench", test_comma
     hidden = [{"name": FAIL_TO_PASS, "command": command, "tests": f2p}]
     if p2p:
         hidden.append({"name": PASS_TO_PASS, "command": command, "tests": p2p})
-    url = repo_url_for(repo_url, str(rec["repo"]) if str(rec["repo"]).startswith("swesmith/") else repo)
-    env_commit = str(rec.get("environment_setup_commit") or rec["base_commit"])
-    packages, env_vars, licence = rec_packages, {}, None
-    if resolve_env:
-        try:
-            found = repo_environment(git_dir(_source(url, env_commit)), env_commit)
-            packages = packages or found["install"]
-            env_vars, licence = found["env"], found["licence"]
-        except (SWEError, ValueError, OSError):
-            pass  # the repository is not reachable now: pytest alone
-    # the command line's --install adds to the record's list (a name it repeats: its version wins)
-    packages = merge_requirements(packages or ["pytest"], install_for(install, repo))
+    # the command line's --install adds to the recipe's list (a name it repeats: its version wins)
+    recipe.packages = merge_requirements(recipe.packages, install_for(install, repo))
     extra: dict[str, Any] = {"patch": {"file": f"{name}/gold.patch"}, "test_patch": {"file": f"{name}/test.patch"},
-                             "instance_id": iid, "repo": repo, "install": packages,
-                             "env": {**env_vars, **(env or {})}}
+                             "instance_id": iid, "repo": repo, **recipe.swe_fields(),
+                             "env": {**(layout if recipe.source == "declared" else {}), **recipe.env, **(env or {})}}
+    scm = scm_version(gdir, str(rec["base_commit"])) if gdir else None
+    if scm:
+        extra["scm_version"] = scm
     parser = parser_for_repo(repo)
-    if parser and not test_command and not rec_command:
+    if parser and not test_command and not own_command and recipe.source != "swe-rebench":
         extra["log_parser"] = parser
     for k in ("version", "environment_setup_commit", "created_at", "hints_text", "image_name"):
         if rec.get(k) not in (None, ""):
@@ -255,8 +249,8 @@ def swebench_task(rec: Mapping[str, Any], *, suite: str = "swebench", test_comma
     if not extra["env"]:
         del extra["env"]
     repo_spec: dict[str, Any] = {"url": url, "commit": str(rec["base_commit"])}
-    if setup or rec_setup:
-        repo_spec["setup"] = [*rec_setup, *setup]
+    if setup:
+        repo_spec["setup"] = list(setup)
     if image:
         repo_spec["image"] = image.format(instance_id=iid, instance_lower=iid.lower(), repo=repo)
     task = {

@@ -218,8 +218,16 @@ def sandbox_binds() -> list[str]:
 
 
 def resolve_system(spec: EnvSpec, backend: str = "local") -> BuildSystem:
-    """The system the environment of `spec` is built on for `backend` ("local" or "docker")."""
-    return host_system(backend, spec.python, spec.strict)
+    """The system the environment of `spec` is built on for `backend` ("local" or "docker").
+
+    This host's own system: the local backend's slots run on it, and the docker backend's
+    default image (``codegym/python:3.11``, Debian's python3 as on this host) holds a copy of
+    the environment built on it by bubblewrap (the image has no venv to build in)."""
+    system = host_system("local", spec.python, spec.strict)
+    if backend == "docker":
+        return BuildSystem("local", system.version, system.python, system.root, "codegym/python:3.11", system.ident,
+                           system.note)
+    return system
 
 
 def _slug(label: str) -> str:

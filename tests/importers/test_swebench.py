@@ -117,11 +117,14 @@ def test_rebench_install_config_and_options(mini_repo, tmp_path):
                               "install": "python -m pip install -e ."}}
     task, _ = swebench_task(rec, repo_url=f"{root}/repo", setup=["echo hi"], env={"TZ": "UTC"})
     swe = task["metadata"]["extra"]["swe"]
-    assert swe["install"] == ["pytest", "freezegun"] and swe["env"] == {"TZ": "UTC"}
-    assert task["repo"]["setup"] == ["echo hi"]          # `pip install -e .` is not run: the checkout is on the path
+    assert swe["pip_packages"] == ["pytest", "freezegun"] and swe["env"] == {"TZ": "UTC"}
+    assert swe["recipe"] == "swe-rebench" and swe["repo_install"] == "python -m pip install -e ."
+    assert task["repo"]["setup"] == ["echo hi"]          # the install is a build step; setup runs per checkout
     assert task["tests"]["hidden"][0]["command"][:5] == ["python", "-m", "pytest", "-rA", "-x"]
     assert "--junitxml=.codegym-junit.xml" in task["tests"]["hidden"][0]["command"]
-    # the packages a repository declares, read at the environment commit (here: none but pytest)
+    # the packages a repository declares, read at the environment commit (here: none but pytest;
+    # it has no packaging metadata, so it is not installed); --install adds to them
     rec.pop("install_config")
-    task, _ = swebench_task(rec, repo_url=f"{root}/repo")
-    assert task["metadata"]["extra"]["swe"]["install"] == ["pytest"]
+    task, _ = swebench_task(rec, repo_url=f"{root}/repo", install=["hypothesis"])
+    swe = task["metadata"]["extra"]["swe"]
+    assert swe["install"] == ["pytest", "hypothesis"] and "repo_install" not in swe and swe["recipe"] == "declared"
