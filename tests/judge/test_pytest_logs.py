@@ -145,7 +145,7 @@ def test_a_real_pytest_run_in_colour_parses_from_text_and_junit(tmp_path):
 
 def test_official_swebench_parsers_where_they_apply():
     pytest.importorskip("swebench.harness.log_parsers")
-    from codegym.judge.logs.swebench import official_statuses   # swebench 4.x and 5.x alike
+    from codegym.judge.logs.swebench import official_statuses  # swebench 4.x and 5.x alike
     # the judge's pytest reader agrees with SWE-bench's (v2: ANSI stripped, ids with spaces)
     official = official_statuses("parse_log_pytest_v2", COLOURED)
     ours = parse_results(COLOURED).statuses

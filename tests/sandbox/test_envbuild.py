@@ -218,7 +218,8 @@ def test_a_file_url_requirement_never_runs_on_the_host(world, tmp_path):
     task = Task.model_validate({
         "id": "t/url", "kind": "repo", "language": "python", "statement": "s", "limits": LIMITS,
         "repo": {"url": str(repo)},
-        "tests": {"hidden": [{"name": "FAIL_TO_PASS", "command": [*PYTEST, "tests"], "tests": ["tests/test_x.py::test_x"]}]},
+        "tests": {"hidden": [{"name": "FAIL_TO_PASS", "command": [*PYTEST, "tests"],
+                              "tests": ["tests/test_x.py::test_x"]}]},
         "metadata": {"extra": {"swe": {"repo": "codegym/url", "install": ["pytest", req]}}}})
     rep = judge(task, {}, sandbox=world["sb"], split="hidden")
     assert rep.verdict == "sandbox_error" and "URL or local path" in rep.cases[0].message
@@ -251,7 +252,8 @@ def test_an_in_tree_build_backend_runs_confined(world, tmp_path):
     task = Task.model_validate({
         "id": "t/backend", "kind": "repo", "language": "python", "statement": "s", "limits": LIMITS,
         "repo": {"url": str(repo)},
-        "tests": {"hidden": [{"name": "FAIL_TO_PASS", "command": [*PYTEST, "tests"], "tests": ["tests/test_x.py::test_x"]}]},
+        "tests": {"hidden": [{"name": "FAIL_TO_PASS", "command": [*PYTEST, "tests"],
+                              "tests": ["tests/test_x.py::test_x"]}]},
         "metadata": {"extra": {"swe": {"repo": "codegym/backend", "install": ["pytest"], "repo_install": True}}}})
     g = grade(task, {}, world["sb"])
     assert g.resolution.status == "FULL", g.report.message
@@ -265,7 +267,8 @@ def test_option_injection_is_refused_with_one_line(world, tmp_path, bad):
     task = Task.model_validate({
         "id": "t/opt", "kind": "repo", "language": "python", "statement": "s", "limits": LIMITS,
         "repo": {"url": str(repo)},
-        "tests": {"hidden": [{"name": "FAIL_TO_PASS", "command": [*PYTEST, "tests"], "tests": ["tests/test_x.py::test_x"]}]},
+        "tests": {"hidden": [{"name": "FAIL_TO_PASS", "command": [*PYTEST, "tests"],
+                              "tests": ["tests/test_x.py::test_x"]}]},
         "metadata": {"extra": {"swe": {"repo": "codegym/opt", "pip_packages": ["pytest", bad]}}}})
     rep = judge(task, {}, sandbox=world["sb"], split="hidden")
     assert rep.verdict == "sandbox_error"
