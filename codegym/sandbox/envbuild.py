@@ -59,7 +59,7 @@ _LAUNCH = ("import os, resource, sys\n"
            "for r, v in ((resource.RLIMIT_NPROC, 4096), (resource.RLIMIT_FSIZE, 8 << 30), (resource.RLIMIT_CORE, 0)):\n"
            "    try:\n        resource.setrlimit(r, (v, v))\n    except (ValueError, OSError):\n        pass\n"
            "os.execvp(sys.argv[1], sys.argv[1:])\n")
-_TAIL = 2000
+_TAIL = 1200
 
 
 class EnvBuildError(RuntimeError):

@@ -464,9 +464,10 @@ def _make_instance(env: PythonEnv, inst: RepoInstall, path: Path, scratch: Path)
         run_step(system, "pointing the copied scripts at the instance's interpreter",
                  [f"{path}/bin/python", "-I", "-c", _RETARGET, str(env.path), str(path)], uid=uid, writable=rw,
                  network=False)
-        for cmd in inst.pre_install:
-            run_step(system, f"pre-install command {cmd!r}", ["sh", "-c", cmd], uid=uid, writable=rw, cwd=CHECKOUT,
-                     env=variables)
+        if inst.pre_install:  # one script, as the harness's setup script runs them
+            run_step(system, f"the pre-install commands ({'; '.join(inst.pre_install)[:200]})",
+                     ["sh", "-c", "set -e\n" + "\n".join(inst.pre_install) + "\n"], uid=uid, writable=rw,
+                     cwd=CHECKOUT, env=variables)
         run_step(system, f"installing the repository ({inst.command})", ["sh", "-c", inst.command], uid=uid,
                  writable=rw, cwd=CHECKOUT, env=variables)
     return changed_files(ws, inst.checkout)

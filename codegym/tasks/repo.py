@@ -346,8 +346,8 @@ def _work_root() -> Path:
 
 class BaseTree:
     """The pristine base tree of one repository source (a git working tree that is
-    never edited). `files` lists what git tracks there (``.gitignore`` honoured, as in
-    the episode's workspace, a copy of `root`)."""
+    never edited). `files` lists what git tracks there: every file of the source's tree,
+    those its ``.gitignore`` names too, as in the episode's workspace, a copy of `root`."""
 
     def __init__(self, source: RepoSource, root: Path):
         self.source = source
@@ -355,7 +355,9 @@ class BaseTree:
         # The base is committed on a branch (so it is the workspace's starter commit as is)
         # and packed: every episode copies this .git, and a packed one is a few files
         # instead of hundreds of object directories to copy and delete.
-        for args in (["init", "-q", "--template=", "-b", "base"], ["add", "-A"],
+        # every file of the tree, ignored ones too: the upstream tree holds files its own
+        # .gitignore names (flask's tests/test_apps/.env), and its tests read them
+        for args in (["init", "-q", "--template=", "-b", "base"], ["add", "-A", "--force"],
                      ["commit", "-q", "--allow-empty", "--no-verify", "-m", "base"],
                      ["repack", "-a", "-d", "-q"], ["prune-packed"]):
             git(args, root, env=GIT_IDENTITY, error=SWEError)

@@ -19,16 +19,15 @@ import uuid
 from pathlib import Path
 
 import pytest
+from _tools import docker_or_skip, missing, need_bwrap
 
 from codegym.importers.swebench import grade
 from codegym.judge.run import judge
 from codegym.sandbox.envbuild import EnvBuildError
-from codegym.sandbox.isolation import bwrap_available
 from codegym.sandbox.local import LocalSandbox
 from codegym.sandbox.repoenv import EnvSpec, build_env, env_root
 from codegym.tasks.schema import Task
 
-CI = os.environ.get("CI", "").lower() == "true"
 PYTEST = ["python", "-m", "pytest", "-rA", "-p", "no:cacheprovider", "--junitxml=.codegym-junit.xml"]
 LIMITS = {"time_s": 300, "memory_mb": 4096, "processes": 256, "disk_mb": 2048}
 
@@ -41,18 +40,13 @@ def _registry_reachable() -> bool:
         return False
 
 
-if not bwrap_available():
-    pytest.skip("environment builds need bubblewrap", allow_module_level=True)
-if not _registry_reachable():
-    if CI:
-        raise RuntimeError("PyPI is unreachable in CI: environment builds cannot be tested")
-    pytest.skip("PyPI (pypi.org:443) is unreachable: environment builds cannot be tested", allow_module_level=True)
-
-
 @pytest.fixture(scope="module")
 def world():
     """A private environment root (not under /tmp: a slot mounts its own), a sandbox made after
     it (its slots bind it), and host paths the attacks aim at."""
+    need_bwrap()
+    if not _registry_reachable():
+        missing("PyPI (pypi.org:443) is unreachable: environment builds cannot be tested")
     root = Path(tempfile.mkdtemp(prefix="codegym-envtest-", dir="/var/tmp"))
     os.chmod(root, 0o755)
     secret = root / "host-secret.txt"
@@ -203,6 +197,37 @@ def test_environment_built_in_the_sandbox_with_the_repository_installed(world, t
     # the candidate's own files still win over what the install generated
     g = grade(task, {"src/mypkg/__init__.py": "raise ImportError('candidate')\n"}, world["sb"])
     assert g.resolution.status == "NO"
+
+
+def test_the_docker_backend_runs_the_same_environment_in_its_images(world, tmp_path):
+    """The same task on the Docker backend: the tests run, with no network, in codegym's image of
+    the instance (the shared environment's image plus what the repository's install added)."""
+    docker_or_skip()
+    from codegym.sandbox import make_sandbox  # noqa: PLC0415 -- the docker extra
+    setup_py = textwrap.dedent("""
+        import json, os
+        from setuptools import setup
+        os.makedirs("src/mypkg", exist_ok=True)
+        with open("src/mypkg/_build_info.json", "w") as f:
+            json.dump({"uid": os.getuid(), "home": os.environ.get("HOME"), "sees": []}, f)
+        setup()
+        """)
+    repo = _git_repo(tmp_path / "repo", {**META_REPO, "setup.py": setup_py})
+    ids = [f"tests/test_meta.py::{n}" for n in ("test_version_metadata_and_generated_file",
+                                                "test_entry_point_and_console_script",
+                                                "test_the_checkout_is_what_is_installed", "test_no_network_once_built")]
+    task = Task.model_validate({
+        "id": "t/meta-docker", "kind": "repo", "language": "python", "statement": "s", "limits": LIMITS,
+        "repo": {"url": str(repo)},
+        "tests": {"hidden": [{"name": "FAIL_TO_PASS", "command": [*PYTEST, "tests/test_meta.py"], "tests": ids}]},
+        "metadata": {"extra": {"swe": {"repo": "codegym/meta", "version": "1.2", "install": ["pytest"],
+                                       "repo_install": True, "scm_version": "1.2.3"}}}})
+    sb = make_sandbox("docker", workers=1)
+    try:
+        g = grade(task, {}, sb)
+    finally:
+        sb.close()
+    assert g.resolution.status == "FULL", g.report.message
 
 
 def test_a_file_url_requirement_never_runs_on_the_host(world, tmp_path):
