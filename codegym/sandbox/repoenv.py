@@ -252,8 +252,8 @@ def _write_meta(name: str, info: dict) -> None:
 
 
 _LOCK = threading.Lock()
-_ENVS: dict[str, PythonEnv] = {}
-_INSTANCES: dict[str, InstanceEnv] = {}
+_ENVS: dict[tuple, PythonEnv] = {}
+_INSTANCES: dict[tuple, InstanceEnv] = {}
 
 
 def _locked(name: str):
@@ -270,15 +270,16 @@ def find_env(spec: EnvSpec, backend: str = "local") -> PythonEnv | None:
     """The built environment of `spec`, or None (nothing is built)."""
     system = resolve_system(spec, backend)
     key = spec.key(system)
-    hit = _ENVS.get(key)
+    root = env_root()
+    hit = _ENVS.get((str(root), key, system))
     if hit is not None and hit.path.is_dir():
         return hit
     name = f"{_slug(spec.repo)}-{key[:16]}"
     info = _read_meta(name)
-    if info is None or info.get("key") != key or not (env_root() / name).is_dir():
+    if info is None or info.get("key") != key or not (root / name).is_dir():
         return None
-    env = PythonEnv(env_root() / name, spec, key, system, tuple(info.get("installed", ())))
-    _ENVS[key] = env
+    env = PythonEnv(root / name, spec, key, system, tuple(info.get("installed", ())))
+    _ENVS[(str(root), key, system)] = env
     return env
 
 
@@ -313,7 +314,7 @@ def build_env(spec: EnvSpec, backend: str = "local", log: Callable[[str], None] 
                 "built_s": round(time.monotonic() - t0, 2)}
         _write_meta(name, info)
         env = PythonEnv(path, spec, key, system, tuple(installed))
-        _ENVS[key] = env
+        _ENVS[(str(env_root()), key, system)] = env
         if log:
             log(f"built {name} in {info['built_s']} s: {len(installed)} packages")
         return env
@@ -397,7 +398,7 @@ def _store_files(name: str, files: Mapping[str, bytes]) -> None:
 def find_instance(env: PythonEnv, inst: RepoInstall) -> InstanceEnv | None:
     """The built instance layer of `inst` over `env`, or None."""
     key = _instance_key(env, inst)
-    hit = _INSTANCES.get(key)
+    hit = _INSTANCES.get((str(env.path), key))
     if hit is not None and hit.path.is_dir():
         return hit
     name = f"{env.path.name[:40]}-{key[:16]}"
@@ -406,7 +407,7 @@ def find_instance(env: PythonEnv, inst: RepoInstall) -> InstanceEnv | None:
     if info is None or info.get("key") != key or not path.is_dir():
         return None
     found = InstanceEnv(path, env, key, _load_files(name), tuple(info.get("notes", ())))
-    _INSTANCES[key] = found
+    _INSTANCES[(str(env.path), key)] = found
     return found
 
 
@@ -443,7 +444,7 @@ def build_instance(env: PythonEnv, inst: RepoInstall, log: Callable[[str], None]
                            "files": sorted(files)[:2000], "notes": notes,
                            "built_s": round(time.monotonic() - t0, 2)})
         found = InstanceEnv(path, env, key, files, tuple(notes))
-        _INSTANCES[key] = found
+        _INSTANCES[(str(env.path), key)] = found
         if log:
             log(f"installed in {time.monotonic() - t0:.1f} s: {len(files)} generated files")
         return found
