@@ -26,7 +26,7 @@ from codegym.envs.code_env import CodeEnv
 from codegym.envs.episode import make_env, resolve_tasks
 from codegym.envs.registration import ENV_IDS
 from codegym.envs.repo_tools import REPO_TOOL_HELP, REPO_TOOLS, RepoCall, extract_repo_tools, parse_with_repo_tools
-from codegym.judge.kinds.repo import resolution, run_command, run_env
+from codegym.judge.kinds.repo import resolution, run_command, run_env, tests_sandbox
 from codegym.judge.logs.pytest import parse_results
 from codegym.sandbox.repoenv import EnvBuildError
 from codegym.tasks.repo import BaseTree, SWEError, base_tree, swe_data, with_reference
@@ -240,7 +240,7 @@ class SWEEnv(CodeEnv):
         # the current files as they are (the agent's own tests included): exploration, not grading
         tenv = run_env(self.task, sandbox=self.sandbox)
         tree = {**tenv.files, **self.workspace.files}
-        run = run_command(self.sandbox, tree, [*data.test_command, *ids], self.task.limits, tenv)
+        run = run_command(tests_sandbox(self.sandbox, tenv), tree, [*data.test_command, *ids], self.task.limits, tenv)
         if run.status != "ok":
             return f"the test run failed: {run.status}: {run.message}"
         res = parse_results(run.output, run.junit, tenv.parser)

@@ -35,7 +35,7 @@ from pathlib import Path
 from codegym.core.languages import python_path
 from codegym.sandbox.containers import LABEL, LABEL_HOST, LABEL_OWNER
 from codegym.sandbox.images import docker_client
-from codegym.sandbox.isolation import bwrap_available, claim_uid, kill_uid, proc_start
+from codegym.sandbox.isolation import bwrap_available, claim_uid, kill_uid, proc_start, system_binds
 
 __all__ = ["EnvBuildError", "BuildSystem", "host_system", "build_uid", "run_step", "link_farm", "own_dirs",
            "finish_tree", "changed_files", "copy_checkout", "CHECKOUT", "BUILD_TIMEOUT_S", "PASSED_VARIABLES"]
@@ -190,32 +190,6 @@ def run_step(system: BuildSystem, what: str, argv: Sequence[str], *, uid: int,
     return out
 
 
-def _system_binds(root: str) -> list[str]:
-    """bubblewrap arguments for the system: /usr, /lib*, /bin, /sbin and the /etc pieces a
-    build needs (the dynamic linker's cache, alternatives, certificates, Python's own), all
-    read-only, from `root` ("/": this host's)."""
-    a = ["--ro-bind", os.path.join(root, "usr"), "/usr"]
-    for top in ("bin", "sbin", "lib", "lib64", "lib32", "libx32"):
-        src = os.path.join(root, top)
-        if os.path.islink(src):
-            a += ["--symlink", os.readlink(src), f"/{top}"]
-        elif os.path.isdir(src):
-            a += ["--ro-bind", src, f"/{top}"]
-    etc = os.path.join(root, "etc")
-    names = ["ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates"]
-    try:
-        names += sorted(n for n in os.listdir(etc) if n.startswith("python3"))
-    except OSError:
-        pass
-    for name in names:
-        src = os.path.join(etc, name)
-        if os.path.islink(src):
-            a += ["--symlink", os.readlink(src), f"/etc/{name}"]
-        elif os.path.exists(src):
-            a += ["--ro-bind", src, f"/etc/{name}"]
-    return a
-
-
 def _etc_files(directory: str, uid: int) -> tuple[str, str]:
     passwd, group = os.path.join(directory, "passwd"), os.path.join(directory, "group")
     with open(passwd, "w") as f:
@@ -239,7 +213,7 @@ def _local_step(system: BuildSystem, argv: list[str], uid: int, writable: Sequen
         a = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "build"]
         if network:
             a.append("--share-net")
-        a += _system_binds(system.root)
+        a += system_binds(system.root)
         ca = _ca_bundle()
         if ca:
             a += ["--ro-bind", ca, CA_INSIDE]

@@ -53,6 +53,15 @@ from codegym.sandbox.envbuild import (
 )
 from codegym.sandbox.isolation import rmtree
 from codegym.sandbox.pyreqs import check_requirements
+from codegym.sandbox.roots import (
+    RootError,
+    choose_python,
+    ensure_root,
+    find_root,
+    root_image,
+    root_info,
+    roots_unbuildable,
+)
 
 __all__ = ["EnvSpec", "PythonEnv", "RepoInstall", "InstanceEnv", "EnvBuildError", "env_root", "build_env",
            "find_env", "build_instance", "find_instance", "resolve_system", "sandbox_binds", "ENV_FORMAT",
@@ -218,16 +227,48 @@ def sandbox_binds() -> list[str]:
 
 
 def resolve_system(spec: EnvSpec, backend: str = "local") -> BuildSystem:
-    """The system the environment of `spec` is built on for `backend` ("local" or "docker").
+    """The system the environment of `spec` is built on, and its tests run on, for `backend`
+    ("local" or "docker").
 
-    This host's own system: the local backend's slots run on it, and the docker backend's
-    default image (``codegym/python:3.11``, Debian's python3 as on this host) holds a copy of
-    the environment built on it by bubblewrap (the image has no venv to build in)."""
+    A spec that asks for a Python gets the Python root of that version (`codegym.sandbox.roots`:
+    the nearest available with a note, `spec.strict`: EnvBuildError; the root built first when
+    this machine has none); the docker backend then uses the root's image (``docker import``
+    of the same root). A spec that asks for none, or a machine that cannot have roots (no
+    mmdebstrap, no Debian mirror), gets this host's own system: its Python (a note says so
+    when another was asked), and for the docker backend the default image
+    (``codegym/python:3.11``, Debian's python3 as on this host) with a copy of the
+    environment built here by bubblewrap (that image has no venv to build in)."""
+    if spec.python:
+        try:
+            version, note = choose_python(spec.python, spec.strict)
+        except RootError as e:
+            raise EnvBuildError(str(e)) from None
+        why = None if find_root(version) is not None else _roots_unbuildable()
+        if why is None:
+            try:
+                root = ensure_root(version)
+                image = root_image(version) if backend == "docker" else None
+            except RootError as e:
+                raise EnvBuildError(f"the Python {version} root: {e}") from None
+            full = root_info(root).get("python_version") or version
+            return BuildSystem(backend, version, root.python, str(root.path), image, f"root:{root.suite}:{full}", note)
+        if spec.strict:
+            raise EnvBuildError(f"Python {spec.python} was asked (strict) but this machine has no Python roots: {why}")
     system = host_system("local", spec.python, spec.strict)
     if backend == "docker":
         return BuildSystem("local", system.version, system.python, system.root, "codegym/python:3.11", system.ident,
                            system.note)
     return system
+
+
+_UNBUILDABLE: list[str | None] = []
+
+
+def _roots_unbuildable() -> str | None:
+    """Why this machine cannot build Python roots (asked once per process), or None."""
+    if not _UNBUILDABLE:
+        _UNBUILDABLE.append(roots_unbuildable())
+    return _UNBUILDABLE[0]
 
 
 def _slug(label: str) -> str:

@@ -15,10 +15,12 @@
 
 from __future__ import annotations
 
+import atexit
 import configparser
 import fnmatch
 import json
 import sys
+import threading
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,13 +31,15 @@ from codegym.judge.kinds.common import case_limits
 from codegym.judge.logs.pytest import django_to_dotted, parse_results
 from codegym.judge.logs.swebench import OfficialParserMissing
 from codegym.judge.report import CaseResult, clip, exec_message, tail
+from codegym.sandbox import make_sandbox
 from codegym.sandbox.envimage import env_image, instance_image
 from codegym.sandbox.repoenv import EnvBuildError, build_env, build_instance, find_env, find_instance
 from codegym.tasks.patches import SWEError, apply_patch, patch_paths
 from codegym.tasks.repo import FAIL_TO_PASS, PASS_TO_PASS, base_tree, env_spec, repo_install, swe_data
 
 __all__ = [
-    "file_of_test_id", "restore_paths", "grading_tree", "CommandRun", "RunEnv", "run_env", "repo_image",
+    "file_of_test_id", "restore_paths", "grading_tree", "CommandRun", "RunEnv", "run_env", "tests_sandbox",
+    "repo_image",
     "with_setup", "run_commands", "run_command", "evaluate_case", "run_repo_cases", "Resolution", "resolution",
     "annotate_report",
 ]
@@ -272,6 +276,32 @@ def run_env(task, build: bool = True, sandbox=None) -> RunEnv:
     return RunEnv(out.path, env, out.setup, out.parser, out.describe, out.files, out.note, out.layer)
 
 
+_SYSTEM_SANDBOXES: dict[tuple, Any] = {}
+_SYSTEM_LOCK = threading.Lock()
+
+
+def tests_sandbox(sandbox, tenv: RunEnv):
+    """The sandbox a task's tests run in: `sandbox` when it runs on the system its environment
+    was built on (the docker backend's per-task image carries that system), else a sandbox of
+    this process on that system -- the environment's Python root, or this host's own --
+    made once per system and closed at exit."""
+    system = getattr(tenv.layer, "system", None)
+    if system is None or sandbox is None or _backend(sandbox) == "docker" or hasattr(sandbox, "remote_call"):
+        return sandbox
+    root = getattr(sandbox, "root", None)
+    if (str(root.path) if root is not None else "/") == system.root:
+        return sandbox
+    key = ("local", system.root)
+    with _SYSTEM_LOCK:
+        sb = _SYSTEM_SANDBOXES.get(key)
+        if sb is None or getattr(sb, "_closed", False):
+            python = None if system.root == "/" else system.version
+            sb = make_sandbox("local", python=python, workers=getattr(sandbox, "workers", None))
+            atexit.register(sb.close)
+            _SYSTEM_SANDBOXES[key] = sb
+    return sb
+
+
 def repo_image(task, sandbox) -> str | None:
     """The Docker backend's image of a task with an environment (`instance_image` /
     `env_image`: built locally from the same key, FROM the system's image); None for other
@@ -423,6 +453,7 @@ def run_repo_cases(task, files: Mapping[str, Any], cases: Sequence[Any], sandbox
     out: list[Any] = [None] * len(cases)
     try:
         tenv = run_env(task, sandbox=sandbox)
+        sandbox = tests_sandbox(sandbox, tenv)
     except (EnvBuildError, SWEError, OSError) as e:
         msg = f"the repository's test environment could not be built: {e}"
         return [CaseResult(status="sandbox_error", message=msg[:1500], index=c.index, name=c.name, split=c.split,
@@ -464,6 +495,8 @@ def run_repo_cases(task, files: Mapping[str, Any], cases: Sequence[Any], sandbox
                     message = (message + "\nnote: " + "; ".join(tree[1]))[:1200]
                 out[i] = CaseResult(status="passed" if ok else "wrong_answer", score=score, message=message,
                                     diff=_case_status_lines(statuses), **base)
+        if tenv.note:  # the Python asked for was not had: every case says which one ran
+            out[i].message = (out[i].message + "\n" if out[i].message else "") + f"note: {tenv.note}"
         if early_exit and not out[i].passed:
             break
     return out
