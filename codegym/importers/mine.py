@@ -380,7 +380,8 @@ def mine_repository(repo: str | os.PathLike, out_dir: str | os.PathLike, *, name
         packages = merge_requirements(declared["install"], install or ())
         variables = {**declared["env"], **(env or {})}
         if tuple(packages) not in environments:
-            pyenv = build_env(EnvSpec(repo=label, packages=tuple(packages)), log=say)
+            pyenv = build_env(EnvSpec(repo=label, packages=tuple(packages), trusted=tuple(install or ())),
+                              log=say)
             environments[tuple(packages)] = RunEnv(tuple(pyenv.path_dirs()), pyenv.env_vars(), (), None,
                                                    pyenv.path.name)
         tenv = environments[tuple(packages)]

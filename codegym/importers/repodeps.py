@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from codegym.core.git import git, git_text
+from codegym.sandbox.pyreqs import RequirementError, check_requirement
 from codegym.tasks.repo import check_commit
 
 __all__ = ["repo_files", "list_tree", "wanted_files", "declared_requirements", "merge_requirements", "layout_env",
@@ -223,6 +224,14 @@ def licence_of(text: str) -> str | None:
     return None
 
 
+def _valid(req: str) -> bool:
+    try:
+        check_requirement(req)
+    except RequirementError:
+        return False
+    return True
+
+
 def wanted_files(paths: Iterable[str]) -> list[str]:
     """The files of a tree that `declared_requirements` reads (metadata, test requirement files)."""
     return [p for p in paths if p in _META_FILES or _REQ_FILE.search(p)]
@@ -230,13 +239,15 @@ def wanted_files(paths: Iterable[str]) -> list[str]:
 
 def repo_environment(git_dir: str | os.PathLike, commit: str) -> dict:
     """{"install": [...], "env": {...}, "licence": SPDX id | None, "licence_file": path | None}
-    of a repository at `commit`, read from its files."""
+    of a repository at `commit`, read from its files; "install" holds the PEP 508 requirements
+    only (`codegym.sandbox.pyreqs`: a declared URL or path is left out)."""
     paths = list_tree(git_dir, commit)
     wanted = wanted_files(paths)
     lic_files = [p for p in paths if _LICENCE_FILE.match(p)]
     files = repo_files(git_dir, commit, wanted + lic_files)
     licence = next((lic for p in lic_files if (lic := licence_of(files.get(p, "")))), None)
-    return {"install": declared_requirements({p: files[p] for p in wanted if p in files}, paths),
+    declared = declared_requirements({p: files[p] for p in wanted if p in files}, paths)
+    return {"install": [r for r in declared if _valid(r)],
             "env": layout_env(paths), "licence": licence,
             "licence_file": next((p for p in lic_files if p in files), None)}
 

@@ -62,7 +62,8 @@ def env_image(env: PythonEnv, client=None) -> str:
     """The tag of the Docker image of `env` (``codegym/env:<key>``): its system's image with the
     environment at the same path; built once per key."""
     base = env.system.image or "codegym/python:3.11"
-    tag = "codegym/env:" + hashlib.sha256(f"{env.key}\0{base}".encode()).hexdigest()[:16]
+    # (the path is part of the image: the same key built under another environment folder is another image)
+    tag = "codegym/env:" + hashlib.sha256(f"{env.key}\0{base}\0{env.path}".encode()).hexdigest()[:16]
     if tag in _KNOWN:
         return tag
     client = client or docker_client()
@@ -119,7 +120,7 @@ def instance_image(inst: InstanceEnv, client=None) -> str:
     """The tag of the Docker image of `inst` (``codegym/env:<key>``): `env_image` of its shared
     environment plus what the install changed, at the shared environment's path, and the
     instance's path a link to it; built once per key."""
-    tag = "codegym/env:" + hashlib.sha256(f"{inst.key}\0instance".encode()).hexdigest()[:16]
+    tag = "codegym/env:" + hashlib.sha256(f"{inst.key}\0instance\0{inst.path}".encode()).hexdigest()[:16]
     if tag in _KNOWN:
         return tag
     client = client or docker_client()

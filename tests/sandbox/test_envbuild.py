@@ -199,10 +199,18 @@ def test_environment_built_in_the_sandbox_with_the_repository_installed(world, t
     assert g.resolution.status == "NO"
 
 
-def test_the_docker_backend_runs_the_same_environment_in_its_images(world, tmp_path):
+@pytest.mark.parametrize("python", [None, "3.13"])
+def test_the_docker_backend_runs_the_same_environment_in_its_images(world, tmp_path, python):
     """The same task on the Docker backend: the tests run, with no network, in codegym's image of
-    the instance (the shared environment's image plus what the repository's install added)."""
+    the instance (the shared environment's image plus what the repository's install added). With
+    a Python asked for, the environment is built in build containers of that Python root's image
+    (`--network host`, an unprivileged uid, read-only) and the tests run on that image."""
     docker_or_skip()
+    if python is not None:
+        from codegym.sandbox.roots import find_root, roots_unbuildable  # noqa: PLC0415
+        why = None if find_root(python) else roots_unbuildable()
+        if why:
+            missing(f"no Python {python} root: {why}")
     from codegym.sandbox import make_sandbox  # noqa: PLC0415 -- the docker extra
     setup_py = textwrap.dedent("""
         import json, os
@@ -221,7 +229,8 @@ def test_the_docker_backend_runs_the_same_environment_in_its_images(world, tmp_p
         "repo": {"url": str(repo)},
         "tests": {"hidden": [{"name": "FAIL_TO_PASS", "command": [*PYTEST, "tests/test_meta.py"], "tests": ids}]},
         "metadata": {"extra": {"swe": {"repo": "codegym/meta", "version": "1.2", "install": ["pytest"],
-                                       "repo_install": True, "scm_version": "1.2.3"}}}})
+                                       "repo_install": True, "scm_version": "1.2.3",
+                                       **({"python": python} if python else {})}}}})
     sb = make_sandbox("docker", workers=1)
     try:
         g = grade(task, {}, sb)

@@ -33,7 +33,7 @@ from codegym.judge.logs.swebench import OfficialParserMissing
 from codegym.judge.report import CaseResult, clip, exec_message, tail
 from codegym.sandbox import make_sandbox
 from codegym.sandbox.envimage import env_image, instance_image
-from codegym.sandbox.repoenv import EnvBuildError, build_env, build_instance, find_env, find_instance
+from codegym.sandbox.repoenv import EnvBuildError, build_env, build_instance, env_root, find_env, find_instance
 from codegym.tasks.patches import SWEError, apply_patch, patch_paths
 from codegym.tasks.repo import FAIL_TO_PASS, PASS_TO_PASS, base_tree, env_spec, repo_install, swe_data
 
@@ -291,7 +291,7 @@ def tests_sandbox(sandbox, tenv: RunEnv):
     root = getattr(sandbox, "root", None)
     if (str(root.path) if root is not None else "/") == system.root:
         return sandbox
-    key = ("local", system.root)
+    key = ("local", system.root, str(env_root()))  # (its slots bind the environments' folder)
     with _SYSTEM_LOCK:
         sb = _SYSTEM_SANDBOXES.get(key)
         if sb is None or getattr(sb, "_closed", False):
