@@ -232,8 +232,13 @@ def swebench_task(rec: Mapping[str, Any], *, suite: str = "swebench", test_comma
     hidden = [{"name": FAIL_TO_PASS, "command": command, "tests": f2p}]
     if p2p:
         hidden.append({"name": PASS_TO_PASS, "command": command, "tests": p2p})
-    # the command line's --install adds to the recipe's list (a name it repeats: its version wins)
-    recipe.packages = merge_requirements(recipe.packages, install_for(install, repo))
+    # the command line's --install adds to the recipe's last list, installed last (a name it
+    # repeats: its version wins)
+    added = install_for(install, repo)
+    if recipe.pip_packages:
+        recipe.pip_packages = merge_requirements(recipe.pip_packages, added)
+    else:
+        recipe.packages = merge_requirements(recipe.packages, added)
     extra: dict[str, Any] = {"patch": {"file": f"{name}/gold.patch"}, "test_patch": {"file": f"{name}/test.patch"},
                              "instance_id": iid, "repo": repo, **recipe.swe_fields(),
                              "env": {**(layout if recipe.source == "declared" else {}), **recipe.env, **(env or {})}}

@@ -238,6 +238,18 @@ def resolve_system(spec: EnvSpec, backend: str = "local") -> BuildSystem:
     when another was asked), and for the docker backend the default image
     (``codegym/python:3.11``, Debian's python3 as on this host) with a copy of the
     environment built here by bubblewrap (that image has no venv to build in)."""
+    hit = _SYSTEMS.get((spec.python, spec.strict, backend))
+    if hit is not None:
+        return hit
+    system = _resolve(spec, backend)
+    _SYSTEMS[(spec.python, spec.strict, backend)] = system
+    return system
+
+
+_SYSTEMS: dict[tuple, BuildSystem] = {}
+
+
+def _resolve(spec: EnvSpec, backend: str) -> BuildSystem:
     if spec.python:
         try:
             version, note = choose_python(spec.python, spec.strict)

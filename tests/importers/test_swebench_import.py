@@ -159,7 +159,8 @@ def test_install_adds_to_the_records_list_per_repository_too(mirror):
         ["hypothesis", "attrs>=22"]
     task, _ = swebench_task(rec, repo_url=f"{root}/{{repo_plus}}",
                             install=["pytest<9", "hypothesis", "other/repo=nope", "acme/centsplit=attrs>=22"])
-    assert task["metadata"]["extra"]["swe"]["install"] == ["pytest<9", "freezegun", "hypothesis", "attrs>=22"]
+    # (SWE-rebench's pip_packages are the recipe's last pip call: --install joins it)
+    assert task["metadata"]["extra"]["swe"]["pip_packages"] == ["pytest<9", "freezegun", "hypothesis", "attrs>=22"]
     rec.pop("install_config")   # the repository's own declaration (pytest only here), added to
     task, _ = swebench_task(rec, repo_url=f"{root}/{{repo_plus}}", install=["acme/centsplit=attrs"])
     assert task["metadata"]["extra"]["swe"]["install"] == ["pytest", "attrs"]
