@@ -1,7 +1,7 @@
 """``codegym export harbor`` and ``codegym import harbor``: Harbor task folders out and in.
 
     codegym export harbor SUITE|TASK --out DIR [--check] [--correctness-only]
-    codegym import harbor DIR --out SUITE_DIR [--suite-name NAME] [--pull | --no-pull] [--build-network]
+    codegym import harbor DIR --out SUITE_DIR [--suite-name NAME] [--pull | --no-pull] [--build-network [host]]
                           [--build-timeout S] [--json]
 
 `register(subparsers)` adds the ``export`` group; `add_harbor_import(import_subparsers)`
@@ -68,9 +68,10 @@ def add_harbor_import(import_subparsers) -> argparse.ArgumentParser:
     pull.add_argument("--no-pull", dest="pull", action="store_const", const="no",
                       help="never pull: local images and local stand-ins only")
     p.set_defaults(pull="auto")
-    p.add_argument("--build-network", action="store_true",
+    p.add_argument("--build-network", nargs="?", const="bridge", default=False, choices=("bridge", "host"),
                    help="let the environment's docker build reach the network (RUN apt-get / pip install, ADD "
-                        "<url>); by default builds have none")
+                        "<url>): Docker's default network (bridge), or 'host' where containers have no DNS of their "
+                        "own (RUN then also reaches the host's loopback services); by default builds have none")
     p.add_argument("--build-timeout", type=float, default=None, metavar="S",
                    help="the longest an environment build may take (default: the task's build_timeout_sec)")
     p.add_argument("--no-verify", dest="verify", action="store_false",

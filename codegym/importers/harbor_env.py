@@ -9,7 +9,8 @@
   ``environment/Dockerfile`` built instead (as ``harbor run --force-build`` does).
 - `realize_plan` does the pulls and makes the stand-ins; `build_env_image` builds
   ``environment/`` (every image reference checked, rewritten to its stand-in; no network
-  unless the user allows it; within the task's ``build_timeout_sec`` and the user's bound;
+  unless the user allows it: Docker's default network, or the host's where containers
+  have no DNS; within the task's ``build_timeout_sec`` and the user's bound;
   `codegym.sandbox.imagebuild`).
 - `extract_workdir`: the agent's working directory read out of the image as a stream:
   text files up to `WORKSPACE_FILE_BYTES` become the task's repository, the rest (binary
@@ -107,7 +108,7 @@ def _local(client: Any, image: str) -> bool:
 
 def plan_environment(ht: HarborTask, client: Any, pull: str = "auto",
                      stand_in: Callable[[str], StandIn | None] | None = None,
-                     registry: Callable[[], bool] = registry_reachable, network: bool = False) -> EnvPlan:
+                     registry: Callable[[], bool] = registry_reachable, network: bool | str = False) -> EnvPlan:
     """Where the images of `ht` come from (see the module docstring); nothing is built or
     pulled here. HarborError names the first image none can be had for."""
     if pull not in PULL_POLICIES:
@@ -192,7 +193,7 @@ def realize_plan(plan: EnvPlan, client: Any, progress: Callable[[str], None] | N
     return lines + plan.notes
 
 
-def build_env_image(ht: HarborTask, plan: EnvPlan, client: Any, network: bool = False,
+def build_env_image(ht: HarborTask, plan: EnvPlan, client: Any, network: bool | str = False,
                     timeout_cap_s: float | None = None) -> tuple[str, str]:
     """(tag, working directory) of the task's environment image (built once per content:
     the environment's files and modes, the stand-ins, the network setting)."""
@@ -218,7 +219,11 @@ def build_env_image(ht: HarborTask, plan: EnvPlan, client: Any, network: bool = 
                     build_image(tag, path=str(env), dockerfile=str(df), network=network, timeout_s=bound,
                                 labels={"codegym.harbor": "env"})
                 except ImageBuildError as e:
-                    raise HarborError(f"{where}: {e}") from None
+                    hint = ""
+                    if not network and re.search(r"\b(apt-get|apt|apk|pip3?|npm|curl|wget|git|go|cargo|gem|uv)\b",
+                                                 str(e)):
+                        hint = " [builds have no network: --build-network lets RUN reach it]"
+                    raise HarborError(f"{where}: {e}{hint}") from None
     workdir = ht.workdir or (client.images.get(tag).attrs.get("Config") or {}).get("WorkingDir") or ""
     if not workdir or workdir == "/":
         raise HarborError(f"{where if ht.dockerfile else ht.path / 'task.toml'}: the environment sets no WORKDIR "

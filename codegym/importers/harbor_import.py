@@ -110,7 +110,7 @@ def _doc(ht: HarborTask, suite: str, short: str, image: str, workdir: str,
     return doc
 
 
-def _import_one(ht: HarborTask, plan, short: str, suite: str, stage: Path, client: Any, build_network: bool,
+def _import_one(ht: HarborTask, plan, short: str, suite: str, stage: Path, client: Any, build_network: bool | str,
                 build_timeout_s: float | None, progress: Callable[[str], None] | None,
                 sandbox: Any = None) -> tuple[dict, list[str]]:
     notes = realize_plan(plan, client)
@@ -129,6 +129,13 @@ def _import_one(ht: HarborTask, plan, short: str, suite: str, stage: Path, clien
         if progress:
             progress(f"{ht.name}: running solution/solve.sh for the reference")
         solution, sol_notes = capture_solution(ht, env_tag, workdir, base, client)
+        if not solution:
+            more = [n.replace("solve.sh changed no text file of the working directory", "").strip(" ()")
+                    for n in sol_notes]
+            more = [m.replace("its last line: ", "solve.sh's last line: ") for m in more if m]
+            raise HarborError(f"{ht.path}: solution/solve.sh changes no text file of the working directory "
+                              f"{workdir}: its work lies elsewhere, and an agent in codegym edits that directory only"
+                              + (f" ({'; '.join(more)})" if more else ""))
         notes += sol_notes
         for rel, text in solution.items():
             (folder / "solution" / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -196,13 +203,15 @@ def _commit(stage: Path, out: Path, short: str) -> None:
 
 
 def import_harbor(src: str | Path, out: str | Path, suite: str | None = None,
-                  progress: Callable[[str], None] | None = None, pull: str = "auto", build_network: bool = False,
+                  progress: Callable[[str], None] | None = None, pull: str = "auto",
+                  build_network: bool | str = False,
                   build_timeout_s: float | None = None,
                   stand_in: Callable[[str], StandIn | None] | None = debian_stand_in,
                   client: Any = None, caps: FolderCaps = DEFAULT_CAPS, verify: bool = True) -> ImportResult:
     """Harbor folders under `src` -> a codegym suite folder `out` of repo tasks (see the
     module docstring). `pull`: one of `PULL_POLICIES`; `build_network`: the environment's
-    build may reach the network (the user's choice); `stand_in`: the maker of local
+    build may reach the network (the user's choice: True / "bridge", Docker's default
+    network; "host", the host's); `stand_in`: the maker of local
     stand-ins for images that cannot be had (default: Python and Debian bases from
     Debian's packages, `codegym.importers.harbor_bases`; None: none); `verify`: judge each task through the docker
     sandbox before it is kept (`verify_task`)."""

@@ -6,7 +6,9 @@ only bounds the silence between two log lines. `build_image` therefore runs the 
 in a child process (``python -m codegym.sandbox.imagebuild``) and kills it at the deadline:
 the daemon sees its client go and cancels the build, removing the build's containers
 (``forcerm``). No pull (``pull=False``), no network unless the caller asks
-(``network_mode="none"``: what a ``RUN`` can reach), labels as given. Raises
+(``network_mode="none"``: what a ``RUN`` can reach; ``network="bridge"`` is Docker's
+default network, ``"host"`` the host's own, e.g. where containers have no DNS), labels
+as given. Raises
 `ImageBuildError` with the tail of the build log. `codegym.sandbox.images.build_local`
 and the Harbor importer build through here.
 """
@@ -46,11 +48,12 @@ def _tail(log: list[str], n: int = 4) -> str:
 
 
 def build_image(tag: str, *, path: str | None = None, fileobj: Any = None, dockerfile: str | None = None,
-                labels: dict[str, str] | None = None, network: bool = False,
+                labels: dict[str, str] | None = None, network: bool | str = False,
                 timeout_s: float = DEFAULT_BUILD_TIMEOUT_S,
                 progress: Callable[[str], None] | None = None) -> str:
     """Build `tag` from the folder `path` or the tar `fileobj` (a whole context), with no
-    pull, no network unless `network`, within `timeout_s` seconds; returns the image id."""
+    pull, no network unless `network` (True or "bridge": Docker's default; "host"), within
+    `timeout_s` seconds; returns the image id."""
     if (path is None) == (fileobj is None):
         raise ValueError("build_image needs exactly one of path= and fileobj=")
     tmp = None
@@ -61,7 +64,7 @@ def build_image(tag: str, *, path: str | None = None, fileobj: Any = None, docke
                 while chunk := fileobj.read(1 << 20):
                     f.write(chunk)
         spec = {"tag": tag, "path": path, "tar": tmp, "dockerfile": dockerfile, "labels": labels or {},
-                "network": bool(network)}
+                "network": {False: "none", True: "bridge"}.get(network, network)}
         return _run_child(spec, timeout_s, progress)
     finally:
         if tmp:
@@ -154,8 +157,8 @@ def _child() -> int:
             return 0
         kw: dict[str, Any] = {"tag": spec["tag"], "pull": False, "rm": True, "forcerm": True, "decode": True,
                               "labels": spec["labels"] or None}
-        if not spec["network"]:
-            kw["network_mode"] = "none"
+        if spec["network"] in ("none", "host"):
+            kw["network_mode"] = spec["network"]
         if spec.get("dockerfile"):
             kw["dockerfile"] = spec["dockerfile"]
         f = None

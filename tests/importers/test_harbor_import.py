@@ -153,7 +153,8 @@ def test_a_harbor_style_trial_chmods_as_root(imported):
 def test_a_task_codegym_cannot_grade_is_refused_with_the_reason(tmp_path):
     """Judged at import as codegym will judge it: a verifier that downloads its tools at
     test time gets 0 with the task's own solution (no network); a verifier that checks
-    nothing gives the unchanged starter 1. Both are refused, the others kept."""
+    nothing gives the unchanged starter 1; a solution that works outside the working
+    directory cannot be an agent's edit. All are refused, the others kept."""
     _need_docker()
     src = tmp_path / "src"
     src.mkdir()
@@ -161,10 +162,13 @@ def test_a_task_codegym_cannot_grade_is_refused_with_the_reason(tmp_path):
                                        "install.sh | sh && uvx pytest /tests && echo 1 > /logs/verifier/reward.txt "
                                        "|| echo 0 > /logs/verifier/reward.txt\n")
     good_folder(src, "lenient", test_sh="#!/bin/sh\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\n")
+    good_folder(src, "elsewhere", solve_sh="#!/bin/sh\nmkdir -p /output && echo 5 > /output/answer.txt\n")
     good_folder(src, "ok")
     res = import_harbor(src, tmp_path / "out")
     assert res.imported == ["out/ok"]
     reasons = {Path(f).name: why for f, why in res.failed}
+    assert "solution/solve.sh changes no text file of the working directory /app: its work lies elsewhere" in \
+        reasons["elsewhere"]
     assert "with its own solution the task gets wrong_answer, not reward 1" in reasons["fetches"]
     assert "test.sh runs curl, uvx at test time" in reasons["fetches"]
     assert "the unchanged starting files already get reward 1" in reasons["lenient"]

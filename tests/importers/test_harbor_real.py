@@ -36,7 +36,8 @@ SPECIFIC = (r"is not available locally; .*(no registry answers|pulling is off|Ub
             r"environment\.type = .*: codegym runs Docker environments only", r"no tests/test\.sh",
             r"docker build failed", r"stopped after \d+ s", r"with its own solution the task gets \w+, not reward 1",
             r"the unchanged starting files already get reward 1", r"sets no WORKDIR", r"has no python3",
-            r"not a finite number", r"out of range", r"a FIFO|a device|a socket|a hard link|resolves outside")
+            r"not a finite number", r"out of range", r"a FIFO|a device|a socket|a hard link|resolves outside",
+            r"solution/solve\.sh changes no text file of the working directory", r"services\.main\.\w+: not supported")
 
 
 def _mirror(repo: str) -> Path | None:
