@@ -166,10 +166,13 @@ def escaped_from(root: Path) -> None:
     return None
 
 
-def build_reaches_network(root: Path) -> str:
-    good_folder(root, "network", dockerfile=DOCKERFILE + "RUN python3 -c \"import urllib.request as u; "
-                                                         "u.urlopen('https://pypi.org/simple/', timeout=10)\"\n")
-    return "docker build failed"
+def build_reaches_network(root: Path) -> None:
+    """A build step that fails when it has a network interface besides loopback (before: the
+    environment's build had Docker's default network); it must import."""
+    good_folder(root, "network", dockerfile=DOCKERFILE + "RUN python3 -c \"import os, sys; "
+                                                         "sys.exit('NETWORK: ' + str(os.listdir('/sys/class/net')) "
+                                                         "if set(os.listdir('/sys/class/net')) - {'lo'} else 0)\"\n")
+    return None
 
 
 def build_never_ends(root: Path) -> str:
@@ -217,7 +220,7 @@ ATTACKS: dict[str, tuple[Callable[[Path], str | None], bool]] = {
     "RUN --mount=from=<image not local>": (mount_from_registry, True),
     "ADD <url>": (add_url, True),
     "FROM with an escaped continuation": (escaped_from, True),
-    "RUN reaching the network": (build_reaches_network, True),
+    "RUN with a network interface": (build_reaches_network, True),
     "RUN sleep 3600 (build bound 8 s)": (build_never_ends, True),
     "200 MB file in the working directory": (big_workdir_file, True),
 }
