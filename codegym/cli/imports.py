@@ -27,6 +27,7 @@ import shlex
 import sys
 
 from codegym.cli.harbor import add_harbor_import
+from codegym.core.jsonl import DEFAULT_DATA_CAPS, DataCaps
 from codegym.importers.auto import import_file
 from codegym.importers.common import ImportError_
 from codegym.importers.detect import detect_file
@@ -39,7 +40,7 @@ from codegym.importers.swebench import GITHUB_URL, import_swebench
 from codegym.sandbox import make_sandbox
 from codegym.tasks.load import TaskValidationError
 
-__all__ = ["register", "add_swebench_import"]
+__all__ = ["register", "add_swebench_import", "add_cap_option", "data_caps"]
 
 #: the sub-command ``codegym import FILE`` stands for
 AUTO = "auto"
@@ -156,6 +157,20 @@ def _common(p: argparse.ArgumentParser, out_required: bool = True) -> None:
     p.add_argument("--no-validate", action="store_true", help="do not load the written files back")
     p.add_argument("--no-verify", action="store_true", help="do not judge the imported references")
     p.add_argument("--json", action="store_true", help="print the import report as JSON")
+    add_cap_option(p)
+
+
+def add_cap_option(p: argparse.ArgumentParser) -> None:
+    """``--cap NAME=VALUE`` (repeatable): raise or lower a cap of the data reader."""
+    p.add_argument("--cap", action="append", default=None, metavar="NAME=VALUE",
+                   help="a cap of what the file may cost (repeatable; sizes take K, M, G): "
+                        + ", ".join(f"{f}={v:,}" for f, v in DEFAULT_DATA_CAPS.__dict__.items())
+                        + " (docs/importers.md)")
+
+
+def data_caps(args: argparse.Namespace) -> DataCaps:
+    """The caps of ``--cap`` options (ValueError naming a bad one)."""
+    return DEFAULT_DATA_CAPS.with_overrides(getattr(args, "cap", None) or ())
 
 
 def _window(p: argparse.ArgumentParser) -> None:
@@ -188,7 +203,7 @@ def _guard(fn):
 
 @_guard
 def cmd_auto(args: argparse.Namespace) -> int:
-    det = detect_file(args.file)
+    det = detect_file(args.file, data_caps(args))
     if args.detect_only or det.command is None:
         print(det.message, file=sys.stdout if det.command else sys.stderr)
         return 0 if det.command else 1
@@ -199,7 +214,7 @@ def cmd_auto(args: argparse.Namespace) -> int:
     report = import_file(args.file, args.out, detection=det, suite_name=args.suite_name, suite=args.suite_name,
                          ids=args.ids, limit=args.limit, time_s=args.time_s, memory_mb=args.memory_mb,
                          sandbox=make_sandbox(args.sandbox) if args.sandbox else None,
-                         validate=not args.no_validate, verify=not args.no_verify)
+                         validate=not args.no_validate, verify=not args.no_verify, caps=data_caps(args))
     return _finish(args, report)
 
 
@@ -210,7 +225,7 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
                               suite_name=args.suite_name, sandbox=sandbox, ids=args.ids, limit=args.limit,
                               time_floor=args.time_floor, time_factor=args.time_factor,
                               memory_mb=args.memory_mb, public_base=not args.no_public,
-                              validate=not args.no_validate, verify=not args.no_verify)
+                              validate=not args.no_validate, verify=not args.no_verify, caps=data_caps(args))
     return _finish(args, report)
 
 
@@ -218,7 +233,7 @@ def cmd_humaneval(args: argparse.Namespace) -> int:
 def cmd_multiple(args: argparse.Namespace) -> int:
     report = import_multiple(args.file, args.out, suite_name=args.suite_name, repair=not args.no_repair,
                              public=args.public, time_s=args.time_s, ids=args.ids, limit=args.limit,
-                             validate=not args.no_validate)
+                             validate=not args.no_validate, caps=data_caps(args))
     return _finish(args, report)
 
 
@@ -227,7 +242,7 @@ def cmd_lcb(args: argparse.Namespace) -> int:
     report = import_lcb(args.file, args.out, since=args.since, until=args.until, difficulty=args.difficulty,
                         platform=args.platform, suite_name=args.suite_name or "lcb", time_s=args.time_s,
                         memory_mb=args.memory_mb, float_tol=args.float_tol, limit=args.limit,
-                        validate=not args.no_validate, verify=not args.no_verify)
+                        validate=not args.no_validate, verify=not args.no_verify, caps=data_caps(args))
     return _finish(args, report)
 
 
@@ -236,7 +251,7 @@ def cmd_leetcode_contest(args: argparse.Namespace) -> int:
     report = import_leetcode_contest(args.file, args.out, since=args.since, until=args.until,
                                      difficulty=args.difficulty, suite_name=args.suite_name or "leetcode-contest",
                                      time_s=args.time_s, memory_mb=args.memory_mb, limit=args.limit,
-                                     ids=args.ids, validate=not args.no_validate)
+                                     ids=args.ids, validate=not args.no_validate, caps=data_caps(args))
     return _finish(args, report)
 
 
@@ -256,7 +271,8 @@ def _cmd_import_swebench(args: argparse.Namespace) -> int:
         rep = import_swebench(args.file, args.out, suite=args.suite_name, ids=args.ids or None, limit=args.limit,
                               test_command=shlex.split(args.test_command) if args.test_command else None,
                               validate=not args.no_validate, repo_url=args.repo_url, install=args.install or None,
-                              setup=args.setup or (), env=env_pairs(args.env), image=args.image)
+                              setup=args.setup or (), env=env_pairs(args.env), image=args.image,
+                              caps=data_caps(args))
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -300,5 +316,6 @@ def add_swebench_import(import_subparsers) -> argparse.ArgumentParser:
                         "codegym builds its own per-repository image from the environment")
     p.add_argument("--no-validate", action="store_true", help="do not load the written files back")
     p.add_argument("--json", action="store_true", help="print the import report as JSON")
+    add_cap_option(p)
     p.set_defaults(func=_cmd_import_swebench)
     return p

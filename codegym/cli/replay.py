@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codegym.core.jsonl import DEFAULT_DATA_CAPS, DataCaps, DataError, json_lines, read_json
 from codegym.edits.parse import apply_changes, parse_action
 from codegym.envs.code_env import CodeEnv
 from codegym.envs.swe_env import SWEEnv
@@ -39,7 +40,10 @@ from codegym.sandbox import make_sandbox
 from codegym.tasks.load import TaskValidationError
 from codegym.tasks.suite import load_suite
 
-__all__ = ["register", "replay", "ReplayReport", "EpisodeReplay", "cmd_replay", "record_problem"]
+__all__ = ["register", "replay", "ReplayReport", "EpisodeReplay", "cmd_replay", "record_problem", "read_episodes"]
+
+#: an eval folder's manifest.json is small: read within these caps
+MANIFEST_CAPS = DEFAULT_DATA_CAPS.replace(file_bytes=16 << 20, text_bytes=16 << 20, doc_bytes=16 << 20)
 
 
 @dataclass
@@ -111,25 +115,23 @@ class ReplayReport:
 # --------------------------------------------------------------------------- records and tasks
 
 
-def read_episodes(path: str | Path) -> list[tuple[str, dict | str]]:
+def read_episodes(path: str | Path, caps: DataCaps = DEFAULT_DATA_CAPS) -> list[tuple[str, dict | str]]:
     """(``line N``, record) of the episode records of a collect output or eval results
-    file; other records (an eval's speed comparisons) are left out, and a torn last line
-    (an interrupted writer) is ignored. Another line that is not JSON (or nested too deep)
-    comes as (``line N``, what is wrong with it), so the rest of the file is still read."""
-    p = Path(path)
-    lines = p.read_text(encoding="utf-8").split("\n")
+    file, read within `caps` (`codegym.core.jsonl`: a regular file only -- a FIFO is
+    refused, not waited on --, each line and its nesting bounded); other records (an
+    eval's speed comparisons) are left out, and a torn last line (an interrupted writer)
+    is ignored. Another line that is not JSON (nested too deep, too long) comes as
+    (``line N``, what is wrong with it), so the rest of the file is still read.
+    `DataError` (a ValueError): the file itself cannot be read."""
+    lines = list(json_lines(path, caps))
+    if lines and isinstance(lines[-1][1], DataError):
+        lines.pop()   # a torn last line
     out: list[tuple[str, dict | str]] = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except (ValueError, RecursionError) as e:
-            if n == len(lines) or all(not x.strip() for x in lines[n:]):
-                continue   # a torn last line
-            out.append((f"line {n}", f"not JSON: {str(e)[:200] or type(e).__name__}"))
-            continue
-        if isinstance(rec, dict) and rec.get("kind", "episode") == "episode" and "task_id" in rec:
+    for n, rec in lines:
+        if isinstance(rec, DataError):
+            why = str(rec).replace("not valid JSON", "not JSON", 1)
+            out.append((f"line {n}", why if why.startswith("not JSON") else f"not JSON: {why}"))
+        elif isinstance(rec, dict) and rec.get("kind", "episode") == "episode" and "task_id" in rec:
             out.append((f"line {n}", rec))
     return out
 
@@ -154,8 +156,10 @@ class TaskIndex:
 
     def _add_eval(self, eval_dir: Path) -> None:
         try:
-            manifest = json.loads((eval_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+            manifest = read_json(eval_dir / MANIFEST_FILE, MANIFEST_CAPS)
         except (OSError, ValueError):
+            return
+        if not isinstance(manifest, dict):
             return
         for cand in (manifest.get("config_source"), eval_dir / CONFIG_COPY):
             if not cand or not Path(cand).is_file():

@@ -27,17 +27,18 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from codegym.agents.llm_spec import parse_spec
 from codegym.agents.scaffold import load_scaffold_config, parse_scaffold_spec
+from codegym.core.jsonl import DataError, read_regular
 from codegym.core.keys import DEFAULT_KEY_ENV, KeyGrants
 from codegym.core.paths import display_path
 from codegym.core.settings import settings_path, user_settings
-from codegym.core.yamldoc import Doc, DocValidationError, format_path, pydantic_message, suggest
+from codegym.core.yamldoc import DEFAULT_CAPS, Doc, DocValidationError, format_path, pydantic_message, suggest
 from codegym.envs import ENV_IDS
 from codegym.tasks.load import TaskError, TaskValidationError
 from codegym.tasks.suite import load_suite
 from codegym.wrappers.config import RewardConfigError, parse_reward_config
 
 __all__ = ["EvalConfig", "AgentEntry", "SuiteEntry", "TimingConfig", "BootstrapConfig",
-           "EpisodeSpec", "ConfigError", "redact", "redact_text", "load_config", "parse_config",
+           "EpisodeSpec", "ConfigError", "redact", "redact_text", "read_config_text", "load_config", "parse_config",
            "endpoint_of", "RESULT_NEUTRAL_FIELDS"]
 
 #: fields that never change a result (excluded from the fingerprint checked on resume)
@@ -371,6 +372,16 @@ _SECRET_LINE = re.compile(r"(?P<key>\b[\w-]*(?:" + "|".join(SECRET_KEYS) + r")[\
 def redact_text(text: str) -> str:
     """YAML text with the values of secret-looking keys replaced (block and flow style)."""
     return _SECRET_LINE.sub(lambda m: m["key"] + "<redacted>", text)
+
+
+def read_config_text(path: str | os.PathLike) -> str:
+    """The redacted text of the config file `path`, to record beside results: a regular
+    file only (a FIFO is refused, not waited on), at most the YAML loader's file cap."""
+    try:
+        data = read_regular(path, DEFAULT_CAPS.file_bytes)
+    except DataError as e:
+        raise ConfigError([TaskError(display_path(path), 1, "", str(e))]) from None
+    return redact_text(data.decode("utf-8", errors="replace"))
 
 
 def _load_entry_tasks(cfg: EvalConfig, i: int) -> list[Any]:

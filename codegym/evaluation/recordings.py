@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from codegym.core.jsonl import json_lines
+from codegym.core.jsonl import DataError, json_lines
 from codegym.edits.parse import apply_changes, parse_action
 from codegym.judge.perf import Unscorable, perf_workload
 from codegym.rollout.records import Trajectory, state_hash
@@ -261,11 +261,13 @@ def load_recordings(sources: Iterable[str | Path], group_by: str = "recorded") -
     out: list[Recording] = []
     for src in sources:
         for f in _files_of(Path(src)):
-            with f.open("r", encoding="utf-8") as fh:
-                for n, d in json_lines(fh, f, error=RecordingError):
+            try:
+                for n, d in json_lines(f, error=RecordingError):
                     rec = _read_one(d, f, n)
                     if rec is not None:
                         out.append(rec)
+            except DataError as e:
+                raise RecordingError(str(e)) from None
     seen: set[str] = set()
     for r in out:
         if r.key in seen:

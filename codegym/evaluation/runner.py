@@ -23,7 +23,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from codegym.evaluation.config import ConfigError, EpisodeSpec, EvalConfig, load_config, redact_text
+from codegym.evaluation.config import ConfigError, EpisodeSpec, EvalConfig, load_config, read_config_text
 from codegym.evaluation.episodes import EpisodeWorker, make_eval_agent, play_episode
 from codegym.evaluation.manifest import SCHEMA, prepare_out_dir
 from codegym.evaluation.report import write_report
@@ -168,8 +168,9 @@ def _resolve(config: EvalConfig | str | os.PathLike, out_dir: str | os.PathLike 
              config_text: str | None) -> tuple[EvalConfig, Path, str | None]:
     """The config, the output directory and the config text to record."""
     if not isinstance(config, EvalConfig):
-        config_text = redact_text(Path(config).read_text(encoding="utf-8"))
-        config = load_config(config)
+        path = config
+        config = load_config(path)   # (a FIFO or a device is refused here, not read)
+        config_text = read_config_text(path)
     cfg = config
     if out_dir is None:
         if not cfg.out:
@@ -179,7 +180,7 @@ def _resolve(config: EvalConfig | str | os.PathLike, out_dir: str | os.PathLike 
         except ConfigError as e:
             raise EvalError(str(e)) from None
     if config_text is None and cfg.source and Path(cfg.base_dir or ".", Path(cfg.source).name).is_file():
-        config_text = redact_text(Path(cfg.base_dir or ".", Path(cfg.source).name).read_text(encoding="utf-8"))
+        config_text = read_config_text(Path(cfg.base_dir or ".", Path(cfg.source).name))
     return cfg, Path(out_dir), config_text
 
 

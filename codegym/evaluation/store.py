@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from codegym.core.jsonl import DEFAULT_DATA_CAPS, DataError, loads, read_json, read_regular
+
 __all__ = ["ResultStore", "EvalError", "read_manifest", "write_json_atomic", "RESULTS_FILE",
            "MANIFEST_FILE", "ERRORS_FILE", "CONFIG_COPY"]
 
@@ -41,7 +43,10 @@ class ResultStore:
         is dropped, and with `repair` cut from the file so appends start on a clean line."""
         if not self.path.exists():
             return []
-        data = self.path.read_bytes()
+        try:
+            data = read_regular(self.path, DEFAULT_DATA_CAPS.file_bytes)   # (a FIFO is refused, not read)
+        except DataError as e:
+            raise EvalError(str(e)) from None
         end = data.rfind(b"\n") + 1
         if end < len(data) and repair:
             with open(self.path, "r+b") as fh:
@@ -51,8 +56,8 @@ class ResultStore:
             if not line.strip():
                 continue
             try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as e:
+                out.append(loads(line))
+            except DataError as e:
                 raise EvalError(f"{self.path}:{lineno}: not a JSON record ({e}); the file was edited "
                                 f"by hand? remove that line to continue") from None
         return out
@@ -84,4 +89,7 @@ def read_manifest(out_dir: str | os.PathLike) -> dict[str, Any]:
     p = Path(out_dir) / MANIFEST_FILE
     if not p.is_file():
         raise EvalError(f"{out_dir} holds no eval ({MANIFEST_FILE} missing)")
-    return json.loads(p.read_text(encoding="utf-8"))
+    try:
+        return read_json(p, DEFAULT_DATA_CAPS.replace(doc_bytes=64 << 20))
+    except DataError as e:
+        raise EvalError(str(e)) from None

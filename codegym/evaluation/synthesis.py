@@ -30,7 +30,7 @@ from codegym.core.keys import KeyGrants
 from codegym.core.paths import display_path
 from codegym.core.yamldoc import Doc, DocError, format_path, pydantic_message
 from codegym.edits.similarity import line_similarity
-from codegym.evaluation.config import ConfigError, EvalConfig, parse_config, redact_text
+from codegym.evaluation.config import ConfigError, EvalConfig, parse_config, read_config_text
 from codegym.evaluation.runner import RunSummary, run_eval
 from codegym.evaluation.store import RESULTS_FILE, ResultStore, write_json_atomic
 from codegym.evaluation.tournament import tournament, tournament_markdown
@@ -125,7 +125,7 @@ def load_synthesis_config(path: str | Path, keys: KeyGrants | None = None) -> Sy
         raise ConfigError(errors)
     cfg.keep_observations = True  # the conversations are the SFT data
     cfg.report = settings.eval_report
-    return SynthesisConfig(cfg, settings, redact_text(p.read_text(encoding="utf-8")))
+    return SynthesisConfig(cfg, settings, read_config_text(p))
 
 
 # --------------------------------------------------------------------------- code identity

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codegym.core.jsonl import DEFAULT_DATA_CAPS, DataCaps
 from codegym.importers.common import ImportError_, read_source
 from codegym.importers.swebench import swebench_flavour
 
@@ -133,12 +134,12 @@ def _unknown(source: str, sample: Sequence[Mapping], keys: list[str]) -> str:
             f"(`codegym import {near.command}`), which needs {lacks}")
 
 
-def detect_file(path: str | os.PathLike) -> Detection:
+def detect_file(path: str | os.PathLike, caps: DataCaps = DEFAULT_DATA_CAPS) -> Detection:
     """`detect_records` on a file's records; a file that is not JSON (lines) -- a CSV
     table, a README -- is a Detection without a schema saying so."""
     p = Path(path)
     try:
-        src = read_source(p, limit=SAMPLE)
+        src = read_source(p, limit=SAMPLE, caps=caps)
     except ImportError_ as e:
         kind = {".csv": "a CSV table", ".md": "a Markdown text", ".txt": "a text file"}.get(p.suffix.lower())
         return Detection(None, message=f"{e}" + (f" -- {p.name} is {kind}, not benchmark records" if kind else ""))

@@ -20,8 +20,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from codegym.core.jsonl import DEFAULT_DATA_CAPS, DataCaps
 from codegym.core.limits import Limits
-from codegym.importers.common import ImportReport, located, missing_fields, select_records, task_name, write_import
+from codegym.importers.common import (
+    RECORD_ERRORS,
+    ImportReport,
+    check_types,
+    finite_number,
+    located,
+    missing_fields,
+    record_at,
+    record_error,
+    select_records,
+    task_name,
+    write_import,
+)
 from codegym.importers.references import run_reference
 from codegym.judge.checkers.values import EVALPLUS_RTOL
 from codegym.judge.protocol import VALUE_CAP, file_value
@@ -44,6 +57,9 @@ MAX_OUTPUT = 16 << 20
 MEASURE_MAX = MAX_OUTPUT
 #: CPU seconds of a plain HumanEval program (the upstream harness's per-problem timeout)
 PLAIN_TIME_S = 3.0
+#: the types of the fields a record may have (checked before anything is built)
+_FIELD_TYPES = {"task_id": (str, int), "prompt": str, "entry_point": str, "canonical_solution": str,
+                "test": str, "assertion": str, "base_input": list, "plus_input": list}
 
 #: EvalPlus's special oracles: (dataset, entry point) -> name of the rule
 SPECIAL_ORACLES: dict[tuple[str, str], str] = {
@@ -282,10 +298,17 @@ def build_humaneval_tasks(records: Sequence[dict | tuple[str, dict]], *, mode: s
     plus_jobs: list[tuple[dict, str, str, str, list[str], list]] = []
     for where, rec in located(records):
         sid = str(rec.get("task_id", "?"))
-        at = f"{where} ({sid})" if "task_id" in rec else where
+        at = record_at(where, rec, "task_id")
         missing = missing_fields(rec, ("task_id", "prompt", "entry_point", "canonical_solution"))
         if missing:
             report.skip(at, f"missing field {', '.join(map(repr, missing))}", f"missing field {missing[0]!r}")
+            continue
+        try:
+            check_types(rec, _FIELD_TYPES)
+            if rec.get("atol") is not None:
+                finite_number(rec["atol"], "atol", 0.0, 1e6)
+        except ValueError as e:
+            report.skip(at, str(e))
             continue
         dataset = _dataset(sid)
         plus = mode == "plus" or (mode == "auto" and "base_input" in rec)
@@ -297,10 +320,14 @@ def build_humaneval_tasks(records: Sequence[dict | tuple[str, dict]], *, mode: s
             try:
                 tasks.append(_plain_task(rec, dataset, suite, sid))
                 report.count("script")
-            except ValueError as e:
-                report.skip(at, str(e))
+            except RECORD_ERRORS as e:
+                report.skip(at, record_error(e))
             continue
-        plus_jobs.append(_plus_inputs(rec, dataset, suite, sid, max_plus))
+        try:
+            plus_jobs.append(_plus_inputs(rec, dataset, suite, sid, max_plus))
+        except RECORD_ERRORS as e:
+            report.skip(at, f"its inputs cannot be read: {record_error(e)}")
+            continue
         report.counts["plus_inputs_total"] = (report.counts.get("plus_inputs_total", 0)
                                               + len(rec.get("plus_input") or []))
     if plus_jobs:
@@ -359,7 +386,7 @@ def import_humaneval(path: str | Path, out_dir: str | Path, *, mode: str = "auto
                      suite_name: str | None = None, sandbox=None, ids: Sequence[str] | None = None,
                      limit: int | None = None, time_floor: float = TIME_FLOOR, time_factor: float = TIME_FACTOR,
                      memory_mb: int = EVALPLUS_MEMORY_MB, public_base: bool = True,
-                     validate: bool = True, verify: bool = True) -> ImportReport:
+                     validate: bool = True, verify: bool = True, caps: DataCaps = DEFAULT_DATA_CAPS) -> ImportReport:
     """Import a HumanEval / HumanEval+ / MBPP+ file into the suite folder `out_dir`.
 
     mode        auto (EvalPlus when records have base_input) | plain | plus
@@ -370,6 +397,7 @@ def import_humaneval(path: str | Path, out_dir: str | Path, *, mode: str = "auto
     time_floor, time_factor   EvalPlus's time-limit rule (per input: max(floor, factor x t_ref))
     public_base EvalPlus: the base inputs are also the public split (env feedback)
     validate    load every written file back with codegym.tasks.load.load_task
+    caps        what the file may cost (`codegym.core.jsonl.DataCaps`)
     verify      judge every task's reference (`verify_references`: limits raised where a
                 reference needs more, failures reported)
     Returns an `ImportReport`; the suite can then be used as
@@ -377,7 +405,7 @@ def import_humaneval(path: str | Path, out_dir: str | Path, *, mode: str = "auto
     """
     t0 = time.monotonic()
     report = ImportReport(source=str(path), out_dir=str(out_dir))
-    records = select_records(path, ids, limit, lambda r: str(r.get("task_id")), report)
+    records = select_records(path, ids, limit, lambda r: str(r.get("task_id")), report, caps)
     tasks = build_humaneval_tasks(records, mode=mode, max_plus=max_plus, suite_name=suite_name, sandbox=sandbox,
                                   time_floor=time_floor, time_factor=time_factor, memory_mb=memory_mb,
                                   public_base=public_base, report=report)

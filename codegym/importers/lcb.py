@@ -2,8 +2,8 @@
 
 `load_lcb(path_or_dataset, since=, until=, difficulty=)` reads LCB's own schema from
 ``.jsonl``/``.json`` files (optionally gzipped), a directory of them, or a hub dataset
-(with ``datasets``) into `LCBProblem` records; the pickled private tests are read by an
-unpickler that refuses every global. `lcb_task` / `import_lcb` make one task per
+(with ``datasets``) into `LCBProblem` records; the pickled private tests are read
+within caps (`codegym.core.jsonl`) and never unpickled (`pickled_string`). `lcb_task` / `import_lcb` make one task per
 problem (``lcb/<question_id>``): functional tests -> ``kind: function`` calling
 ``Solution.<func_name>``, stdin tests -> ``kind: stdio``; ``hidden`` is public +
 private; ``metadata.release_date`` allows contamination windows. The tasks are judged
@@ -17,20 +17,31 @@ LeetCode-contest file is named as such. docs/importers.md has the rules.
 from __future__ import annotations
 
 import base64
+import binascii
 import io
-import json
 import os
-import pickle
+import pickletools
 import re
 import time
-import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from codegym.importers.common import ImportError_, ImportReport, missing_fields, read_source, task_name, write_import
+from codegym.core.jsonl import DEFAULT_DATA_CAPS, DataCaps, inflate, loads
+from codegym.importers.common import (
+    RECORD_ERRORS,
+    ImportError_,
+    ImportReport,
+    finite_number,
+    missing_fields,
+    read_source,
+    record_at,
+    record_error,
+    task_name,
+    write_import,
+)
 from codegym.importers.detect import detect_records
 from codegym.importers.lcb_fewshot import fewshot_tasks
 from codegym.importers.values import is_plain_value
@@ -86,6 +97,7 @@ class LCBProblem:
     public_tests: list[LCBTest] = field(default_factory=list)
     private_tests: list[LCBTest] = field(default_factory=list)
     metadata: dict = field(default_factory=dict)
+    where: str = ""   # where its record is (``line 12 (id)``), for skip lines
 
     @property
     def func_name(self) -> str | None:
@@ -104,9 +116,10 @@ class LCBProblem:
         return kinds.pop() if len(kinds) == 1 else "mixed"
 
     @classmethod
-    def from_record(cls, rec: dict) -> LCBProblem:
+    def from_record(cls, rec: dict, caps: DataCaps = DEFAULT_DATA_CAPS) -> LCBProblem:
+        """The problem of one record; ValueError / TypeError say what is wrong with it."""
         def tests(value: Any, private: bool) -> list[LCBTest]:
-            raw = decode_private_tests(value) if private else _json_list(value)
+            raw = decode_private_tests(value, caps) if private else _json_list(value, caps)
             out = []
             for t in raw:
                 if not isinstance(t, dict) or "input" not in t or "output" not in t:
@@ -121,7 +134,7 @@ class LCBProblem:
             raise ValueError(f"missing field {', '.join(map(repr, missing))}")
         meta = rec.get("metadata") or {}
         if isinstance(meta, str):
-            meta = json.loads(meta) if meta.strip() else {}
+            meta = loads(meta, caps, "metadata") if meta.strip() else {}
         return cls(question_id=str(rec["question_id"]), question_title=str(rec.get("question_title") or ""),
                    question_content=str(rec.get("question_content") or ""), platform=str(rec.get("platform") or ""),
                    contest_id=str(rec.get("contest_id") or ""), contest_date=_parse_datetime(rec.get("contest_date")),
@@ -131,42 +144,62 @@ class LCBProblem:
                    metadata=meta if isinstance(meta, dict) else {})
 
 
-def _json_list(value: Any) -> list:
+def _json_list(value: Any, caps: DataCaps = DEFAULT_DATA_CAPS) -> list:
     if isinstance(value, list):
         return value
-    data = json.loads(value)
+    if not isinstance(value, str):
+        raise ValueError(f"expected a JSON list of test cases, not {type(value).__name__}")
+    data = loads(value, caps)
     if not isinstance(data, list):
         raise ValueError("expected a JSON list of test cases")
     return data
 
 
-class _PlainUnpickler(pickle.Unpickler):
-    """Unpickles plain data only: any global (class, function) is refused, so a pickle
-    cannot construct objects or call anything."""
-
-    def find_class(self, module: str, name: str):  # noqa: D401
-        raise pickle.UnpicklingError(f"refusing to load {module}.{name}: LCB test data is a pickled string")
+#: pickle opcodes of LCB's private tests (``pickle.dumps(str)``): framing and one string
+_PICKLE_FRAMING = frozenset({"PROTO", "FRAME", "MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT", "STOP"})
+_PICKLE_STRINGS = frozenset({"UNICODE", "BINUNICODE", "SHORT_BINUNICODE", "BINUNICODE8", "STRING", "BINSTRING",
+                             "SHORT_BINSTRING", "BINBYTES", "SHORT_BINBYTES", "BINBYTES8"})
 
 
-def decode_private_tests(value: Any) -> list:
+def pickled_string(blob: bytes) -> str:
+    """The one string a pickle holds, read without unpickling: its opcodes are walked
+    (`pickletools.genops`, which builds nothing) and anything but framing and a single
+    string -- a global, a call, a container, a second value -- is a ValueError naming
+    the opcode. LCB's private tests are ``pickle.dumps`` of a JSON string."""
+    strings: list[str | bytes] = []
+    try:
+        for op, arg, pos in pickletools.genops(io.BytesIO(blob)):
+            if op.name in _PICKLE_STRINGS:
+                strings.append(arg)
+            elif op.name not in _PICKLE_FRAMING:
+                raise ValueError(f"a pickle of something other than a string (opcode {op.name} at byte {pos}): "
+                                 "LCB's tests are a pickled JSON string")
+    except (ValueError, EOFError, UnicodeDecodeError) as e:
+        raise ValueError(str(e) if "opcode" in str(e) else f"not a readable pickle: {e}") from None
+    if len(strings) != 1:
+        raise ValueError(f"a pickle of {len(strings)} strings: LCB's tests are one pickled JSON string")
+    value = strings[0]
+    if isinstance(value, bytes):
+        value = value.decode("utf-8")
+    return value
+
+
+def decode_private_tests(value: Any, caps: DataCaps = DEFAULT_DATA_CAPS) -> list:
     """LCB's ``private_test_cases``: a list, a JSON string, or base64(zlib(pickle(JSON
-    string))) -- decoded without ever running code from the pickle."""
+    string))) -- decoded within `caps` (the decompressed size and ratio, the JSON's
+    nesting) and without unpickling (`pickled_string`)."""
     if isinstance(value, list):
         return value
     if not isinstance(value, str):
         raise ValueError("private_test_cases must be a string or a list")
+    if value.lstrip()[:1] in ("[", "{"):
+        return _json_list(value, caps)
     try:
-        return _json_list(value)
-    except ValueError:
-        pass
-    try:
-        blob = zlib.decompress(base64.b64decode(value.encode("ascii"), validate=False))
-        obj = _PlainUnpickler(io.BytesIO(blob)).load()
-    except (ValueError, zlib.error, pickle.UnpicklingError, EOFError) as e:
+        raw = base64.b64decode(value.encode("ascii"), validate=False)
+    except (ValueError, binascii.Error) as e:
         raise ValueError(f"private_test_cases is neither JSON nor base64(zlib(pickle)): {e}") from None
-    if isinstance(obj, (bytes, bytearray)):
-        obj = obj.decode("utf-8")
-    return _json_list(obj)
+    blob = inflate(raw, caps, "private_test_cases")   # DataError: over a cap, or not zlib
+    return _json_list(pickled_string(blob), caps)
 
 
 def _parse_datetime(value: Any) -> datetime | None:
@@ -176,9 +209,13 @@ def _parse_datetime(value: Any) -> datetime | None:
         return value
     if isinstance(value, date):
         return datetime(value.year, value.month, value.day)
-    if isinstance(value, (int, float)):
-        return datetime.fromtimestamp(value, tz=UTC).replace(tzinfo=None)
-    s = str(value).strip().replace("Z", "+00:00")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        # a Unix time from year 1970 to 9999
+        stamp = finite_number(value, "contest_date", 0, 253402300799)
+        return datetime.fromtimestamp(stamp, tz=UTC).replace(tzinfo=None)
+    if not isinstance(value, str):
+        raise ValueError(f"contest_date: expected a date, not {type(value).__name__}")
+    s = value.strip().replace("Z", "+00:00")
     try:
         return datetime.fromisoformat(s)
     except ValueError:
@@ -238,7 +275,8 @@ def _hub_records(name: str) -> list[dict]:
     return [dict(r) for r in ds]
 
 
-def lcb_records(path_or_dataset: str | os.PathLike) -> tuple[list[tuple[str, dict]], list[tuple[str, str]]]:
+def lcb_records(path_or_dataset: str | os.PathLike,
+                caps: DataCaps = DEFAULT_DATA_CAPS) -> tuple[list[tuple[str, dict]], list[tuple[str, str]]]:
     """(where, record) of every record of the LCB files (or hub dataset), and the lines
     that are not JSON objects (where, why); where is ``line 12`` (``file: line 12`` in a
     directory, ``row 12`` of a hub dataset)."""
@@ -247,7 +285,7 @@ def lcb_records(path_or_dataset: str | os.PathLike) -> tuple[list[tuple[str, dic
         return [(f"row {i}", r) for i, r in enumerate(_hub_records(str(path_or_dataset)), 1)], []
     records, bad = [], []
     for f in _lcb_files(p):
-        src = read_source(f)
+        src = read_source(f, caps=caps)
         prefix = f"{f.name}: " if p.is_dir() else ""
         records += [(prefix + w, r) for w, r in src.records]
         bad += [(prefix + w, why) for w, why in src.bad]
@@ -256,7 +294,8 @@ def lcb_records(path_or_dataset: str | os.PathLike) -> tuple[list[tuple[str, dic
 
 def load_lcb(path_or_dataset: str | os.PathLike, since: date | str | None = None, until: date | str | None = None,
              difficulty: str | Iterable[str] | None = None, platform: str | Iterable[str] | None = None,
-             errors: list | None = None, records: list[tuple[str, dict]] | None = None) -> list[LCBProblem]:
+             errors: list | None = None, records: list[tuple[str, dict]] | None = None,
+             caps: DataCaps = DEFAULT_DATA_CAPS) -> list[LCBProblem]:
     """LiveCodeBench problems from files (``.jsonl``/``.json``, optionally gzipped, or a
     directory of them) or a hub dataset name (or the located `records` already read);
     filtered to ``since <= contest date <= until`` (inclusive; problems without a date
@@ -264,7 +303,7 @@ def load_lcb(path_or_dataset: str | os.PathLike, since: date | str | None = None
     comma-separated string) and `platform`. Records that cannot be decoded raise, unless
     `errors` is a list (then ``(where, message)`` is appended and the record skipped)."""
     if records is None:
-        records, bad = lcb_records(path_or_dataset)
+        records, bad = lcb_records(path_or_dataset, caps)
         if bad and errors is None:
             raise ImportError_(f"{path_or_dataset}: {bad[0][0]}: {bad[0][1]}")
         if errors is not None:
@@ -274,11 +313,11 @@ def load_lcb(path_or_dataset: str | os.PathLike, since: date | str | None = None
     plats = difficulties(platform)
     out = []
     for where, rec in records:
-        at = f"{where} ({rec['question_id']})" if rec.get("question_id") else where
+        at = record_at(where, rec, "question_id")
         try:
-            prob = LCBProblem.from_record(rec)
-        except (KeyError, ValueError, TypeError) as e:
-            msg = str(e) if str(e).startswith("missing field") else f"{type(e).__name__}: {e}"
+            prob = LCBProblem.from_record(rec, caps)
+        except RECORD_ERRORS as e:
+            msg = record_error(e)
             if errors is None:
                 raise ImportError_(f"LCB {at}: {msg}") from None
             errors.append((at, msg))
@@ -287,6 +326,7 @@ def load_lcb(path_or_dataset: str | os.PathLike, since: date | str | None = None
             continue
         if plats is not None and prob.platform.lower() not in plats:
             continue
+        prob.where = at
         out.append(prob)
     return out
 
@@ -311,12 +351,13 @@ def _text_has_float(text: str) -> bool:
     return any(_FLOAT_TOKEN.match(tok) for tok in text.split())
 
 
-def _functional_args(text: str) -> list:
-    return [json.loads(line) for line in text.split("\n") if line.strip() != ""]
+def _functional_args(text: str, caps: DataCaps) -> list:
+    return [loads(line, caps) for line in text.split("\n") if line.strip() != ""]
 
 
 def lcb_task(prob: LCBProblem, *, suite: str = "lcb", time_s: float = LCB_TIME_S,
-             memory_mb: int = LCB_MEMORY_MB, float_tol: float | None = None) -> dict:
+             memory_mb: int = LCB_MEMORY_MB, float_tol: float | None = None,
+             caps: DataCaps = DEFAULT_DATA_CAPS) -> dict:
     """The task mapping of one LCB problem (raises ValueError when it cannot be one).
 
     Judged like LCB's harness (see the module docstring); `float_tol` (not LCB's rule)
@@ -337,8 +378,8 @@ def lcb_task(prob: LCBProblem, *, suite: str = "lcb", time_s: float = LCB_TIME_S
             raise ValueError("functional tests but no metadata.func_name")
 
         def case(t: LCBTest, name: str) -> dict:
-            args = _functional_args(t.input)
-            expected = json.loads(t.output)
+            args = _functional_args(t.input, caps)
+            expected = loads(t.output, caps)
             if not (is_plain_value(args) and is_plain_value(expected)):
                 raise ValueError(f"test {name}: values JSON cannot carry")
             return {"name": name, "args": args, "expected": expected}
@@ -397,14 +438,16 @@ def import_lcb(path_or_dataset: str | os.PathLike, out_dir: str | os.PathLike, *
                until: date | str | None = None, difficulty: str | Iterable[str] | None = None,
                platform: str | Iterable[str] | None = None, suite_name: str = "lcb", time_s: float = LCB_TIME_S,
                memory_mb: int = LCB_MEMORY_MB, limit: int | None = None, validate: bool = True,
-               float_tol: float | None = None, verify: bool = True, sandbox: Any = None) -> ImportReport:
+               float_tol: float | None = None, verify: bool = True, sandbox: Any = None,
+               caps: DataCaps = DEFAULT_DATA_CAPS) -> ImportReport:
     """Import LiveCodeBench problems (see `load_lcb` for the sources and filters) into the
     suite folder `out_dir`; one task per problem (`lcb_task`). LCB's few-shot example
     files become tasks whose reference is the example's answer (judged with `verify`);
-    a LeetCode-contest file is an `ImportError_` naming its importer."""
+    a LeetCode-contest file is an `ImportError_` naming its importer. `caps`: what the
+    files and their compressed fields may cost (`codegym.core.jsonl.DataCaps`)."""
     t0 = time.monotonic()
     report = ImportReport(source=str(path_or_dataset), out_dir=str(out_dir))
-    records, bad = lcb_records(path_or_dataset)
+    records, bad = lcb_records(path_or_dataset, caps)
     for where, why in bad:
         report.skip(where, why)
     det = detect_records([r for _, r in records], str(path_or_dataset))
@@ -418,7 +461,7 @@ def import_lcb(path_or_dataset: str | os.PathLike, out_dir: str | os.PathLike, *
         raise ImportError_(f"{det.message} -- not LiveCodeBench's schema (no record has question_id)")
     errors: list = []
     problems = load_lcb(path_or_dataset, since=since, until=until, difficulty=difficulty, platform=platform,
-                        errors=errors, records=records)
+                        errors=errors, records=records, caps=caps)
     for where, why in errors:
         report.skip(where, why)
     if limit is not None:
@@ -426,14 +469,15 @@ def import_lcb(path_or_dataset: str | os.PathLike, out_dir: str | os.PathLike, *
     tasks = []
     for prob in problems:
         try:
-            t = lcb_task(prob, suite=suite_name, time_s=time_s, memory_mb=memory_mb, float_tol=float_tol)
-        except (ValueError, TypeError) as e:
-            report.skip(prob.question_id, str(e))
+            t = lcb_task(prob, suite=suite_name, time_s=time_s, memory_mb=memory_mb, float_tol=float_tol,
+                         caps=caps)
+        except RECORD_ERRORS as e:
+            report.skip(prob.where or prob.question_id, record_error(e))
             continue
         tasks.append(t)
         report.count(t["kind"])
         report.count("cases", len(t["tests"]["hidden"]))
     window = ", ".join(x for x in (f"since {since}" if since else "", f"until {until}" if until else "",
                                    f"difficulty {difficulty}" if difficulty else "") if x)
-    return write_import(report, out_dir, tasks, t0, name=suite_name, validate=validate, clean=False,
+    return write_import(report, out_dir, tasks, t0, name=suite_name, validate=validate,
                         description="LiveCodeBench problems" + (f" ({window})" if window else ""))

@@ -12,11 +12,11 @@ gives LCB's preamble). Called by `codegym.importers.lcb.import_lcb`.
 from __future__ import annotations
 
 import ast
-import json
 import re
 from typing import Any
 
-from codegym.importers.common import ImportReport, missing_fields
+from codegym.core.jsonl import loads
+from codegym.importers.common import RECORD_ERRORS, ImportReport, check_types, missing_fields, record_error
 from codegym.judge.protocol import parse_python
 
 __all__ = ["fewshot_tasks", "functional_examples", "stdin_examples"]
@@ -32,7 +32,7 @@ def _value(text: str) -> Any:
     """A LeetCode example value: JSON, else a Python literal (``true``/``false``/``null``)."""
     text = text.strip()
     try:
-        return json.loads(text)
+        return loads(text)
     except ValueError:
         pass
     fixed = re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False", re.sub(r"\bnull\b", "None", text)))
@@ -107,9 +107,10 @@ def fewshot_tasks(records: list[tuple[str, dict]], report: ImportReport, *, suit
             report.skip(where, f"missing field {', '.join(map(repr, missing))}", f"missing field {missing[0]!r}")
             continue
         try:
+            check_types(rec, {"question": str, "answer": str, "sample_code": str})
             task = _task(rec, n, suite, preamble)
-        except (ValueError, SyntaxError) as e:
-            report.skip(where, str(e))
+        except RECORD_ERRORS as e:
+            report.skip(where, record_error(e))
             continue
         task["limits"] = {"time_s": time_s, "memory_mb": memory_mb}
         tasks.append(task)

@@ -21,7 +21,19 @@ from collections.abc import Iterable
 from datetime import UTC, date, datetime
 from typing import Any
 
-from codegym.importers.common import ImportReport, missing_fields, read_source, task_name, write_import
+from codegym.core.jsonl import DEFAULT_DATA_CAPS, DataCaps
+from codegym.importers.common import (
+    RECORD_ERRORS,
+    ImportReport,
+    check_types,
+    finite_number,
+    missing_fields,
+    read_source,
+    record_at,
+    record_error,
+    task_name,
+    write_import,
+)
 from codegym.importers.lcb import as_date, difficulties, has_float, keep_problem
 from codegym.judge.protocol import file_value, parse_python
 
@@ -45,6 +57,9 @@ DEEPSEEK_PREAMBLE = "".join(
 DEEPSEEK_TIME_S = 10.0
 #: the memory limit of the tasks (DeepSeek's harness sets none)
 MEMORY_MB = 4096
+#: the types of the fields a record may have (checked before anything is built)
+_FIELD_TYPES = {"task_id": (str, int), "prompt": str, "prompt_sft": str, "test": str, "meta": dict,
+                "title": str, "url": str}
 _LICENCE = "MIT (DeepSeek-Coder evaluation data); statements: LeetCode"
 
 
@@ -176,7 +191,8 @@ def leetcode_contest_task(rec: dict, *, suite: str = "leetcode-contest", time_s:
     if difficulty:
         metadata["difficulty"] = difficulty
     start = rec.get("start_time")
-    if isinstance(start, (int, float)):
+    if isinstance(start, (int, float)) and not isinstance(start, bool):   # a Unix time, year 1970-9999
+        start = finite_number(start, "start_time", 0, 253402300799)
         metadata["release_date"] = datetime.fromtimestamp(start, tz=UTC).date().isoformat()
     task["metadata"] = {k: v for k, v in metadata.items() if v is not None}
     return task
@@ -186,7 +202,8 @@ def import_leetcode_contest(path: str | os.PathLike, out_dir: str | os.PathLike,
                             since: date | str | None = None, until: date | str | None = None,
                             difficulty: str | Iterable[str] | None = None, suite_name: str = "leetcode-contest",
                             time_s: float = DEEPSEEK_TIME_S, memory_mb: int = MEMORY_MB, limit: int | None = None,
-                            ids: Iterable[str] | None = None, validate: bool = True) -> ImportReport:
+                            ids: Iterable[str] | None = None, validate: bool = True,
+                            caps: DataCaps = DEFAULT_DATA_CAPS) -> ImportReport:
     """Import the DeepSeek-Coder LeetCode contest file into `out_dir` (see the module
     docstring); a record that cannot be read is skipped with its line and the reason.
     `ids`: only these ``task_id``s."""
@@ -194,7 +211,7 @@ def import_leetcode_contest(path: str | os.PathLike, out_dir: str | os.PathLike,
     report = ImportReport(source=str(path), out_dir=str(out_dir))
     lo, hi = as_date(since, "since"), as_date(until, "until")
     diffs = difficulties(difficulty)
-    src = read_source(path)
+    src = read_source(path, caps=caps)
     for where, why in src.bad:
         report.skip(where, why)
     tasks = []
@@ -202,15 +219,16 @@ def import_leetcode_contest(path: str | os.PathLike, out_dir: str | os.PathLike,
     for where, rec in src.records:
         if wanted is not None and rec.get("task_id") not in wanted:
             continue
-        at = f"{where} ({rec['task_id']})" if rec.get("task_id") else where
+        at = record_at(where, rec, "task_id")
         missing = missing_fields(rec, ("task_id", "prompt", "test"))
         if missing:
             report.skip(at, f"missing field {', '.join(map(repr, missing))}", f"missing field {missing[0]!r}")
             continue
         try:
+            check_types(rec, _FIELD_TYPES)
             t = leetcode_contest_task(rec, suite=suite_name, time_s=time_s, memory_mb=memory_mb)
-        except (ValueError, SyntaxError) as e:
-            report.skip(at, str(e))
+        except RECORD_ERRORS as e:
+            report.skip(at, record_error(e))
             continue
         rd = t["metadata"].get("release_date")
         if not keep_problem(date.fromisoformat(rd) if rd else None, t["metadata"].get("difficulty") or "",

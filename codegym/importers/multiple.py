@@ -15,7 +15,19 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from codegym.importers.common import ImportReport, located, missing_fields, select_records, task_name, write_import
+from codegym.core.jsonl import DEFAULT_DATA_CAPS, DataCaps
+from codegym.importers.common import (
+    RECORD_ERRORS,
+    ImportReport,
+    check_types,
+    located,
+    missing_fields,
+    record_at,
+    record_error,
+    select_records,
+    task_name,
+    write_import,
+)
 from codegym.judge.logs.julia import JuliaTestReport, julia_test_failures, julia_test_report
 
 __all__ = ["import_multiple", "build_multiple_tasks", "JuliaTestReport", "julia_test_report",
@@ -23,6 +35,8 @@ __all__ = ["import_multiple", "build_multiple_tasks", "JuliaTestReport", "julia_
 
 #: MultiPL-E language code -> codegym language (those with a script harness)
 LANGUAGES = {"jl": "julia", "julia": "julia", "js": "javascript", "javascript": "javascript"}
+#: the types of the fields a record may have (checked before anything is built)
+_FIELD_TYPES = {"name": (str, int), "prompt": str, "tests": str, "test": str, "stop_tokens": list}
 _FILE_EXT = {"julia": "jl", "javascript": "js"}
 _LANG_TITLE = {"julia": "Julia", "javascript": "JavaScript"}
 
@@ -88,7 +102,7 @@ def build_multiple_tasks(records: Sequence[dict | tuple[str, dict]], *, suite_na
     tasks = []
     for where, rec in located(records):
         name = str(rec.get("name") or rec.get("task_id") or "?")
-        at = f"{where} ({name})" if name != "?" else where
+        at = record_at(where, rec, "name", "task_id")
         missing = missing_fields(rec, ("name", "language", "prompt")) + \
             ([] if rec.get("tests") or rec.get("test") else ["tests"])
         if missing:
@@ -100,15 +114,21 @@ def build_multiple_tasks(records: Sequence[dict | tuple[str, dict]], *, suite_na
                             f"(supported: {', '.join(sorted(set(LANGUAGES.values())))})",
                         "language without a script harness")
             continue
-        prompt, tests = rec["prompt"], rec.get("tests") or rec.get("test")
-        repairs: list[str] = []
-        if repair:
-            prompt, repairs = _repair(prompt)
-            if repairs:
-                report.notes.append(f"{name}: {'; '.join(repairs)}")
-                report.count("repaired")
-        tasks.append(_task(rec, name, lang, prompt, tests, repairs, suite_name=suite_name, public=public,
-                           time_s=time_s))
+        try:
+            check_types(rec, _FIELD_TYPES)
+            prompt, tests = rec["prompt"], rec.get("tests") or rec.get("test")
+            repairs: list[str] = []
+            if repair:
+                prompt, repairs = _repair(prompt)
+            task = _task(rec, name, lang, prompt, tests, repairs, suite_name=suite_name, public=public,
+                         time_s=time_s)
+        except RECORD_ERRORS as e:
+            report.skip(at, record_error(e))
+            continue
+        if repairs:
+            report.notes.append(f"{name}: {'; '.join(repairs)}")
+            report.count("repaired")
+        tasks.append(task)
         report.count(lang)
     return tasks
 
@@ -156,7 +176,8 @@ def _task(rec: dict, name: str, lang: str, prompt: str, tests: str, repairs: lis
 
 def import_multiple(path: str | Path, out_dir: str | Path, *, suite_name: str | None = None, repair: bool = True,
                     public: str = "none", time_s: float | None = None, ids: Sequence[str] | None = None,
-                    limit: int | None = None, validate: bool = True) -> ImportReport:
+                    limit: int | None = None, validate: bool = True,
+                    caps: DataCaps = DEFAULT_DATA_CAPS) -> ImportReport:
     """Import a MultiPL-E prompts file (JSON lines) into the suite folder `out_dir`.
 
     suite_name  overrides the suite part of the ids (default ``<benchmark>-<lang>``,
@@ -166,7 +187,7 @@ def import_multiple(path: str | Path, out_dir: str | Path, *, suite_name: str | 
     """
     t0 = time.monotonic()
     report = ImportReport(source=str(path), out_dir=str(out_dir))
-    records = select_records(path, ids, limit, lambda r: str(r.get("name") or r.get("task_id")), report)
+    records = select_records(path, ids, limit, lambda r: str(r.get("name") or r.get("task_id")), report, caps)
     tasks = build_multiple_tasks(records, suite_name=suite_name, repair=repair, public=public, time_s=time_s,
                                  report=report)
     suite = tasks[0]["id"].split("/", 1)[0] if tasks else (suite_name or "multipl-e")

@@ -13,7 +13,6 @@ hidden split and answers SWE-bench's resolution (`SWEGrade`). docs/swe.md says m
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -25,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from codegym.core.git import GitError
+from codegym.core.jsonl import DEFAULT_DATA_CAPS, DataCaps, DataError, loads
 from codegym.core.paths import staged_folder
-from codegym.importers.common import ImportReport, read_source, task_name, write_suite
+from codegym.importers.common import RECORD_ERRORS, ImportReport, read_source, record_error, task_name, write_suite
 from codegym.importers.minepack import pack_suite
 from codegym.importers.repodeps import list_tree, merge_requirements, repo_environment
 from codegym.importers.swespecs import record_recipe, scm_version
@@ -102,11 +102,11 @@ def _id_list(value: Any, field_name: str, iid: str) -> list[str]:
         return []
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except ValueError:
+            value = loads(value)
+        except DataError as e:
+            if "nested too deeply" in str(e):
+                raise SWEError(f"{iid}: {field_name} is JSON nested too deeply to be a list of test ids") from None
             raise SWEError(f"{iid}: {field_name} is not JSON: {value[:80]!r}") from None
-        except RecursionError:
-            raise SWEError(f"{iid}: {field_name} is JSON nested too deeply to be a list of test ids") from None
     if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
         raise SWEError(f"{iid}: {field_name} must be a list of test ids")
     return list(value)
@@ -305,7 +305,7 @@ def import_swebench(path: str | os.PathLike, out_dir: str | os.PathLike, *, suit
                     test_command: Sequence[str] | None = None, validate: bool = True,
                     repo_url: str = GITHUB_URL, install: Sequence[str] | None = None,
                     setup: Sequence[str] = (), env: Mapping[str, str] | None = None,
-                    image: str | None = None) -> ImportReport:
+                    image: str | None = None, caps: DataCaps = DEFAULT_DATA_CAPS) -> ImportReport:
     """Import SWE-bench-schema instances into a suite folder: ``suite.yaml``, ``<name>.yaml``
     per instance and ``<name>/{issue.md, gold.patch, test.patch}`` (see `swebench_task` for
     the options). Ids are ``<suite>/<instance_id>`` (suite: the folder name by default).
@@ -320,7 +320,7 @@ def import_swebench(path: str | os.PathLike, out_dir: str | os.PathLike, *, suit
     out = Path(out_dir)
     suite = suite or out.name
     report = ImportReport(source=str(path), out_dir=str(out))
-    src = read_source(path)
+    src = read_source(path, caps=caps)
     for where, why in src.bad:
         report.skip(where, why)
     wanted = set(ids) if ids else None
@@ -344,8 +344,8 @@ def import_swebench(path: str | os.PathLike, out_dir: str | os.PathLike, *, suit
                 if "://" not in url:
                     url = task["repo"]["url"] = str(Path(url).expanduser().resolve())
                 _check_local(url, rec, iid)
-        except (SWEError, GitError, ValueError, OSError, RecursionError) as e:
-            report.skip(f"{where} ({iid})", " ".join(str(e).split())[:500])
+        except (SWEError, GitError, OSError, *RECORD_ERRORS) as e:
+            report.skip(f"{where} ({iid})", " ".join(str(e).split())[:500] or record_error(e))
             continue
         names[name] = where
         tasks.append(task)

@@ -110,11 +110,10 @@ def read_export(path: str | Path) -> list[ExportedTrajectory]:
     """Read a file written by `write_export` (or any trajectory JSONL: advantages None)."""
     out: list[ExportedTrajectory] = []
     p = Path(path)
-    with p.open("r", encoding="utf-8") as fh:
-        for _, d in json_lines(fh, p):
-            adv = d.pop("advantage", None)
-            tok = d.pop("token_advantages", None)
-            out.append(ExportedTrajectory(Trajectory.from_dict(d), adv, tok))
+    for _, d in json_lines(p, error=ValueError):
+        adv = d.pop("advantage", None)
+        tok = d.pop("token_advantages", None)
+        out.append(ExportedTrajectory(Trajectory.from_dict(d), adv, tok))
     return out
 
 

@@ -51,18 +51,27 @@ def tasks_roots() -> list[Path]:
     return []
 
 
-def _hidden(rel: Path) -> bool:
-    return any(part.startswith(("_", ".")) for part in rel.parts[:-1])
+#: files and folders a suite folder may hold (a folder of millions is refused, not walked)
+MAX_SUITE_ENTRIES = 200_000
 
 
 def suite_task_files(directory: str | os.PathLike) -> list[Path]:
-    """Task files of a suite directory, sorted (suite.yaml and `_`/`.` folders excluded)."""
+    """Task files of a suite directory, sorted (suite.yaml and `_`/`.` folders excluded;
+    FIFOs, devices and sockets are not task files). A folder of more than
+    `MAX_SUITE_ENTRIES` entries is a `TaskValidationError`."""
     d = Path(directory)
-    files = []
-    for p in d.rglob("*"):
-        if p.suffix in _TASK_SUFFIXES and p.name != SUITE_FILE and p.is_file() \
-                and not _hidden(p.relative_to(d)) and not p.name.startswith("."):
-            files.append(p)
+    files: list[Path] = []
+    seen = 0
+    for dirpath, dirs, names in os.walk(d):
+        seen += len(dirs) + len(names)
+        if seen > MAX_SUITE_ENTRIES:
+            raise TaskValidationError([TaskError(str(d), 1, "", f"more than {MAX_SUITE_ENTRIES:,} files and folders: "
+                                                                "too many for a suite folder")])
+        dirs[:] = [x for x in dirs if not x.startswith(("_", "."))]
+        for n in names:
+            p = Path(dirpath, n)
+            if p.suffix in _TASK_SUFFIXES and n != SUITE_FILE and not n.startswith(".") and p.is_file():
+                files.append(p)
     return sorted(files)
 
 

@@ -388,8 +388,13 @@ def test_lcb_private_tests_never_unpickle_objects():
             return (print, ("pwned",))
 
     evil = base64.b64encode(zlib.compress(pickle.dumps(Boom()))).decode()
-    with pytest.raises(ValueError, match="refusing to load builtins.print"):
+    with pytest.raises(ValueError, match="opcode STACK_GLOBAL at byte"):
         decode_private_tests(evil)
+    # issue 28: a pickle that makes no object but trips the unpickler (BUILD on a dict: an
+    # AttributeError before) and any container are refused by their opcode, nothing unpickled
+    for blob, op in ((b"}}b.", "EMPTY_DICT"), (b"\x80\x04]\x94.", "EMPTY_LIST"), (b"\x80\x04N.", "NONE")):
+        with pytest.raises(ValueError, match=f"opcode {op} at byte"):
+            decode_private_tests(base64.b64encode(zlib.compress(blob)).decode())
 
 
 def test_lcb_hub_name_without_datasets_is_a_clear_error():

@@ -94,7 +94,7 @@ def test_bad_records_are_one_line_each_and_the_rest_imports(mirror, tmp_path):
     assert "a second record of the task name acme__centsplit-1 (first: line 1)" in why["line 10 (acme__centsplit-1)"]
     assert why["line 11 (acme__centsplit-10)"].endswith(f"base commit {'e' * 40} is not in the repository "
                                                        f"{root}/acme+centsplit")
-    assert why["line 12"] == "JSON nested too deeply"
+    assert why["line 12"] == "JSON nested too deeply (more than 100 levels)"
     assert not sentinel.exists()
     suite = load_suite(out)
     assert sorted(t.id for t in suite) == rep.written
