@@ -28,7 +28,7 @@ import shutil
 import tarfile
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -570,7 +570,9 @@ def env_spec(task) -> EnvSpec | None:
     """The shared environment the task's tests run in (None: the sandbox's own Python,
     standard library only). Its cache key names the repository (``metadata.extra.swe.repo``,
     else the repository URL), the version (``metadata.extra.swe.version``), the packages
-    and the Python. A task file is not the user's command line: its requirements are
+    and the Python. ``metadata.extra.swe.python_strict: true`` (or the user's
+    ``CODEGYM_PYTHON_STRICT=1``) makes a Python the sandbox does not have a sandbox_error
+    instead of the nearest one. A task file is not the user's command line: its requirements are
     PEP 508 specifiers only (SWEError names a bad one)."""
     data = swe_data(task)
     if not (data.install or data.pip_packages or data.repo_install or data.python):
@@ -579,7 +581,8 @@ def env_spec(task) -> EnvSpec | None:
     label = str(data.extra.get("repo") or getattr(repo, "url", "") or "")
     try:
         return EnvSpec(repo=label, version=str(data.extra.get("version") or ""), packages=data.install,
-                       python=data.python, pip_packages=data.pip_packages)
+                       python=data.python, pip_packages=data.pip_packages,
+                       strict=bool(data.extra.get("python_strict")) or os.environ.get("CODEGYM_PYTHON_STRICT") == "1")
     except RequirementError as e:
         raise SWEError(f"task {task.id}: {e}") from None
 
