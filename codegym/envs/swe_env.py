@@ -13,6 +13,7 @@ tools (`codegym.envs.repo_tools`: ``view_file``, ``list_files``, ``search``,
 
 from __future__ import annotations
 
+import concurrent.futures
 import re
 import threading
 import weakref
@@ -35,7 +36,7 @@ from codegym.tasks.suite import Suite, load_suite
 
 # the tool-call reading moved to codegym.envs.repo_tools; its names stay importable from here
 __all__ = ["SWEEnv", "make_swe_env", "make_suite_env", "RepoCall", "extract_repo_tools", "new_workspace", "REPO_TOOLS",
-           "ENV_KWARGS"]
+           "ENV_KWARGS", "prepare_env", "READY_WAIT_S"]
 
 #: keyword arguments `gym.make("codegym/SWE-v0")` passes to `SWEEnv` (codegym.envs.registration.ENV_IDS,
 #: without ``reward``, which the entry point `make_swe_env` resolves)
@@ -61,6 +62,26 @@ def new_workspace(base: BaseTree) -> Workspace:
         if pristine is None:
             pristine = _BASE_WORKSPACES[base] = Workspace.from_directory(base.root)
     return pristine.copy()
+
+
+# --------------------------------------------------------------------------- environments
+
+#: seconds `reset` waits for a task's environment before leaving its build to the background
+READY_WAIT_S = 0.5
+_PREPARING: dict[tuple, concurrent.futures.Future] = {}
+_PREP_LOCK = threading.Lock()
+_BUILDER = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="codegym-envbuild")
+
+
+def prepare_env(task: Task, sandbox) -> concurrent.futures.Future:
+    """A future of the task's `RunEnv` (`run_env`), built in the background when it is not yet:
+    one build per task and sandbox at a time; a failed one is tried again by the next call."""
+    key = (task.id, task.content_hash, id(sandbox))
+    with _PREP_LOCK:
+        fut = _PREPARING.get(key)
+        if fut is None or (fut.done() and fut.exception() is not None):
+            fut = _PREPARING[key] = _BUILDER.submit(run_env, task, True, sandbox)
+        return fut
 
 
 # --------------------------------------------------------------------------- the env
@@ -97,15 +118,21 @@ class SWEEnv(CodeEnv):
         self.workspace = new_workspace(self.base)
         # the repository's test environment: built once per repository, version and packages
         # inside the sandbox (the one step that may use the package registry), the repository
-        # installed once per base commit, then shared by every episode
+        # installed once per base commit, then shared by every episode. What is not built yet
+        # is built in the background while the agent reads the issue (a test run waits for it):
+        # the workspace is ready at once
         info = {"base_digest": self.base.digest, "source": self.base.source.describe(), "environment": None}
+        fut = prepare_env(self.task, self.sandbox)
         try:
-            tenv = run_env(self.task, sandbox=self.sandbox)
+            tenv = fut.result(timeout=READY_WAIT_S)
+        except concurrent.futures.TimeoutError:
+            info["environment_pending"] = True
+        except (EnvBuildError, SWEError, OSError) as e:  # the judge reports it: a sandbox_error, never the agent's
+            info["environment_error"] = str(e)[:1000]
+        else:
             info["environment"] = tenv.describe or None
             if tenv.note:
                 info["environment_note"] = tenv.note
-        except (EnvBuildError, SWEError) as e:  # the judge reports it as a sandbox_error, never the agent's fault
-            info["environment_error"] = str(e)[:1000]
         return {"swe": info}
 
     def _parse(self, action: str, files: Mapping[str, str]) -> tuple[Any, Sequence[Any]]:
