@@ -54,10 +54,11 @@ PASSED_VARIABLES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX", "PIP
                     "http_proxy", "https_proxy", "no_proxy")
 #: the CA bundle a step trusts: the host's (a proxy's CA may be in it), at Debian's path
 CA_INSIDE = "/etc/ssl/certs/ca-certificates.crt"
-#: the program a step runs first: rlimits, then exec of the step's argv
+#: the program a step runs first: rlimits, its HOME, then exec of the step's argv
 _LAUNCH = ("import os, resource, sys\n"
            "for r, v in ((resource.RLIMIT_NPROC, 4096), (resource.RLIMIT_FSIZE, 8 << 30), (resource.RLIMIT_CORE, 0)):\n"
            "    try:\n        resource.setrlimit(r, (v, v))\n    except (ValueError, OSError):\n        pass\n"
+           "os.makedirs(os.environ.get('HOME') or '/tmp/home', exist_ok=True)\n"
            "os.execvp(sys.argv[1], sys.argv[1:])\n")
 _TAIL = 1200
 
@@ -403,6 +404,13 @@ def _read_nofollow(path: str, cap: int) -> bytes | None:
         return f.read(cap + 1)[:cap]
 
 
+def _inside(top: str, rel: str) -> str | None:
+    """``top/rel`` when no link takes it out of `top` (else None: it is not read)."""
+    path = os.path.join(top, rel)
+    real, root = os.path.realpath(path), os.path.realpath(top)
+    return path if real.startswith(root + os.sep) and real == os.path.join(root, rel) else None
+
+
 #: what a checkout's build leaves that the tests do not need: git's data, byte code, build scratch
 _SKIP_DIRS = {".git", "__pycache__", ".eggs", ".tox", ".nox", ".pytest_cache"}
 
@@ -434,7 +442,7 @@ def changed_files(checkout: str | Path, base: str | Path, max_files: int = 20_00
         data = _read_nofollow(path, max_bytes)
         if data is None:
             raise EnvBuildError(f"the repository's install made {rel}, larger than {max_bytes >> 20} MiB")
-        old = _read_nofollow(os.path.join(base, rel), max_bytes)
+        old = _read_nofollow(base_file, max_bytes) if (base_file := _inside(base, rel)) else None
         if old == data:
             continue
         out[rel.replace(os.sep, "/")] = data

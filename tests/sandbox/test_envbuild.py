@@ -263,9 +263,51 @@ def test_a_file_url_requirement_never_runs_on_the_host(world, tmp_path):
     _no_trace(world, rep.message, rep.cases[0].message, str(e.value))
 
 
-def test_an_in_tree_build_backend_runs_confined(world, tmp_path):
+def test_a_file_url_requirement_in_a_build_container(world, tmp_path):
+    """The same on Docker: pip runs in a build container of the Python root's image, where the
+    host's folder is not mounted."""
+    docker_or_skip()
+    _root_or_skip("3.13")
+    pkg = tmp_path / "evilpkg"
+    (pkg / "evilpkg").mkdir(parents=True)
+    (pkg / "evilpkg" / "__init__.py").write_text("")
+    (pkg / "setup.py").write_text(_attack(world) + "from setuptools import setup\nsetup(name='evilpkg', "
+                                  "version='1', packages=['evilpkg'])\n")
+    req = f"evilpkg @ file://{pkg}"
+    with pytest.raises(EnvBuildError) as e:
+        build_env(EnvSpec(repo="codegym/url", packages=(req,), trusted=(req,), python="3.13"), "docker")
+    assert "pip install" in str(e.value)
+    _no_trace(world, str(e.value))
+
+
+def test_the_python_asked_for_or_the_nearest_with_a_note(world):
+    """A Python the roots do not have: the nearest, with a note; strict: an error naming it."""
+    from codegym.sandbox.repoenv import resolve_system  # noqa: PLC0415
+    _root_or_skip("3.11")
+    system = resolve_system(EnvSpec(repo="a/b", python="3.10"))
+    assert system.version == "3.11" and "3.10" in (system.note or "") and system.root != "/"
+    assert resolve_system(EnvSpec(repo="a/b", python="3.9")).note is None
+    with pytest.raises(EnvBuildError, match="3.10"):
+        resolve_system(EnvSpec(repo="a/b", python="3.10", strict=True))
+
+
+def _root_or_skip(version: str) -> None:
+    from codegym.sandbox.roots import find_root, roots_unbuildable  # noqa: PLC0415
+    why = None if find_root(version) else roots_unbuildable()
+    if why:
+        missing(f"no Python {version} root: {why}")
+
+
+@pytest.mark.parametrize("backend", ["local", "docker"])
+def test_an_in_tree_build_backend_runs_confined(world, tmp_path, backend):
     """A repository whose pyproject names a build backend in its own tree (backend-path): the
-    backend runs when the repository is installed -- inside the sandbox, as its uid."""
+    backend runs when the repository is installed -- inside the sandbox, as its uid (on Docker:
+    in a build container of the Python root's image)."""
+    python = None
+    if backend == "docker":
+        docker_or_skip()
+        _root_or_skip("3.13")
+        python = "3.13"
     backend = _attack(world) + textwrap.dedent("""
         from setuptools import build_meta as _b
         def __getattr__(name):
@@ -288,8 +330,17 @@ def test_an_in_tree_build_backend_runs_confined(world, tmp_path):
         "repo": {"url": str(repo)},
         "tests": {"hidden": [{"name": "FAIL_TO_PASS", "command": [*PYTEST, "tests"],
                               "tests": ["tests/test_x.py::test_x"]}]},
-        "metadata": {"extra": {"swe": {"repo": "codegym/backend", "install": ["pytest"], "repo_install": True}}}})
-    g = grade(task, {}, world["sb"])
+        "metadata": {"extra": {"swe": {"repo": "codegym/backend", "install": ["pytest"], "repo_install": True,
+                                       **({"python": python} if python else {})}}}})
+    if backend == "docker":
+        from codegym.sandbox import make_sandbox  # noqa: PLC0415 -- the docker extra
+        sb = make_sandbox("docker", workers=1)
+        try:
+            g = grade(task, {}, sb)
+        finally:
+            sb.close()
+    else:
+        g = grade(task, {}, world["sb"])
     assert g.resolution.status == "FULL", g.report.message
     _no_trace(world, g.report.message, json.dumps(g.report.to_dict()))
 
