@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import stat
 import tempfile
 import uuid
 import weakref
@@ -151,8 +152,28 @@ def read_disk(full: Path) -> str:
 
 
 def write_disk(full: Path, text: str) -> None:
+    # a file shared by hard links with the pristine tree it was copied from (`GitStore.copy`)
+    # is replaced, never written through (its mode kept)
+    mode = None
+    try:
+        st = os.lstat(full)
+        if st.st_nlink > 1 and stat.S_ISREG(st.st_mode):
+            mode = stat.S_IMODE(st.st_mode)
+            os.unlink(full)
+    except FileNotFoundError:
+        pass
     with open(full, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
         f.write(text)
+    if mode is not None:
+        os.chmod(full, mode)
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    """A hard link of `src` at `dst` (same file system), else a copy."""
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(src, dst, follow_symlinks=False)
 
 
 class GitStore:
@@ -298,8 +319,11 @@ class GitStore:
         target = Path(tempfile.mkdtemp(prefix="codegym-ws-")) if owned else Path(dest)
         if not owned and target.exists() and any(target.iterdir()):
             raise WorkspaceError(f"cannot copy the workspace to {target}: directory is not empty")
+        # files are hard links of this tree's (a copy of a large repository is then a matter of
+        # directory entries; `write_disk` replaces a shared file instead of writing through
+        # it, git writes new files and renames); the private index is copied (`__init__`)
         shutil.copytree(self.root, target, symlinks=True, dirs_exist_ok=True,
-                        ignore=ignore_private_indexes)
+                        ignore=ignore_private_indexes, copy_function=_link_or_copy)
         return GitStore(target.resolve(), owned=owned, starter=self.starter,
                         index_from=self.index, starter_texts=self._starter_texts)
 

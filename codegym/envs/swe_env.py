@@ -71,6 +71,7 @@ READY_WAIT_S = 0.5
 _PREPARING: dict[tuple, concurrent.futures.Future] = {}
 _PREP_LOCK = threading.Lock()
 _BUILDER = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="codegym-envbuild")
+_REAPER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="codegym-ws-reaper")
 
 
 def prepare_env(task: Task, sandbox) -> concurrent.futures.Future:
@@ -108,8 +109,8 @@ class SWEEnv(CodeEnv):
     # ------------------------------------------------------------------ hooks
 
     def _start(self, task: Task, options: Mapping[str, Any]) -> dict[str, Any]:
-        if self.workspace is not None:
-            self.workspace.close()
+        if self.workspace is not None:  # removed in the background: a large tree takes seconds
+            _REAPER.submit(self.workspace.close)
             self.workspace = None
         self.base = base_tree(task)
         self.task = with_reference(task)
