@@ -417,6 +417,26 @@ def test_git_backend_undo_copy_write_to(repo, tmp_path):
 
 
 @needs_git
+def test_a_copy_shares_the_files_but_never_writes_through_them(repo):
+    """A copy hard-links the pristine tree's files (a large repository copies in a moment); an
+    edit replaces the shared file, so the pristine tree and the other copies keep theirs, and
+    the mode (an executable script) is kept."""
+    (repo / "run.sh").write_text("echo a\n")
+    os.chmod(repo / "run.sh", 0o755)
+    pristine = Workspace.from_directory(repo)
+    a, b = pristine.copy(), pristine.copy()
+    try:
+        assert os.stat(a.root / "src/app.py").st_ino == os.stat(repo / "src/app.py").st_ino
+        a.apply({"src/app.py": "print('a')\n", "run.sh": "echo b\n"})
+        assert (repo / "src/app.py").read_text() == STARTER["src/app.py"]
+        assert b.read("src/app.py") == STARTER["src/app.py"] and (repo / "run.sh").read_text() == "echo a\n"
+        assert a.read("src/app.py") == "print('a')\n" and os.stat(a.root / "run.sh").st_mode & 0o777 == 0o755
+    finally:
+        a.close()
+        b.close()
+
+
+@needs_git
 def test_git_backend_dirty_repo_in_place(repo):
     (repo / "src/util.py").write_text("A = 'dirty'\nB = 2\n")
     (repo / "untracked.py").write_text("U = 1\n")
