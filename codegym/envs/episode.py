@@ -34,6 +34,8 @@ from codegym.wrappers.config import BASE_REWARDS, SUITE_DEFAULT, resolve_reward
 
 #: largest observation, in characters (the observation space's max_length)
 MAX_OBSERVATION_CHARS = 1 << 20
+#: the last line of the observation of the step that decides the episode
+EPISODE_OVER = "The episode is over."
 #: the action space's max_length (the parser has its own, smaller limit: edits.parse.MAX_ACTION_CHARS)
 ACTION_SPACE_CHARS = 1 << 24
 
@@ -304,7 +306,7 @@ class EpisodeEnv(gym.Env[str, str]):
         info["submitted"] = True
         reward, text = self._score(report, info)
         lines.append(text)
-        lines.append("The episode is over.")
+        lines.append(EPISODE_OVER)
         return reward
 
     def _between_turns(self, info: dict[str, Any], lines: list[str], run_tests: bool) -> bool:
@@ -368,6 +370,13 @@ class EpisodeEnv(gym.Env[str, str]):
         if self.done and self.sampler is not None and hasattr(self.sampler, "update"):
             self.sampler.update(self.task.id, reward)
         return self._observe("\n".join(lines)), float(reward), terminated, truncated, info
+
+    def add_final_feedback(self, obs: str, line: str) -> str:
+        """`obs` (the observation of the step that submitted) with `line` before its closing
+        line: what a reward wrapper measured after the step (`codegym.wrappers.base`)."""
+        head, sep, tail = obs.rpartition("\n" + EPISODE_OVER)
+        text = f"{head}\n{line}{sep}{tail}" if sep else f"{obs}\n{line}"
+        return self._observe(text)
 
     def render(self):
         if self.render_mode == "ansi":

@@ -4,9 +4,11 @@
 episode (`is_final`), reads that report from ``info["judge"]`` together with the final
 files, judges the perf split when the report does not cover it (`check_perf_split`,
 `merge_reports`), times the scoring, and writes the details to ``info[info_key]`` and the
-reward to ``info["reward_components"][component]`` (`set_component`). `ShallowSpec` is the
-spec every codegym wrapper gives (the env's kwargs are not deep-copied). A subclass says
-how a `FinalProgram` is scored (`score_program`). docs/rewards.md describes the rewards.
+reward to ``info["reward_components"][component]`` (`set_component`); the line a subclass
+makes of its details for the agent (`feedback`: the measured speedup and the stage) is added
+to the final observation, which the env made before the wrapper ran (`add_to_observation`).
+`ShallowSpec` is the spec every codegym wrapper gives (the env's kwargs are not
+deep-copied). A subclass says how a `FinalProgram` is scored (`score_program`). docs/rewards.md describes the rewards.
 """
 
 from __future__ import annotations
@@ -81,6 +83,16 @@ def merge_reports(hidden: Mapping[str, Any], perf: Mapping[str, Any] | None) -> 
     if hidden.get("verdict") == "accepted" and perf.get("verdict") != "accepted":
         out = failed_report(out, perf.get("verdict"), "perf split: " + str(perf.get("message") or ""))
     return out
+
+
+def add_to_observation(env: gym.Env, obs: Any, line: str) -> Any:
+    """The final observation `obs` with `line` added: by the env's own
+    ``add_final_feedback(obs, line)`` when it has one (codegym's envs put it before the
+    closing line and keep it as ``last_observation``), else appended to a text observation."""
+    add = getattr(env.unwrapped, "add_final_feedback", None)
+    if add is not None:
+        return add(obs, line)
+    return f"{obs}\n{line}" if isinstance(obs, str) else obs
 
 
 class ShallowSpec(gym.Wrapper):
@@ -158,11 +170,19 @@ class FinalReward(ShallowSpec):
             return obs, reward, terminated, truncated, info
         info = dict(info)
         reward, details = self.score(info)
+        line = self.feedback(details)
+        if line:
+            details["feedback"] = line
+            obs = add_to_observation(self.env, obs, line)
         info[self.info_key] = details
         set_component(info, self.component, reward)
         if info["judge"].get("verdict") == "sandbox_error":
             info["no_sample"] = True  # not a verdict: collect retries the episode, then drops it
         return obs, reward, terminated, truncated, info
+
+    def feedback(self, details: Mapping[str, Any]) -> str | None:
+        """The line the agent reads on the final observation (None: nothing to add)."""
+        return None
 
     def score(self, info: Mapping[str, Any]) -> tuple[float, dict]:
         """(reward, ``info[info_key]``) of a final step's info."""
@@ -188,5 +208,5 @@ class FinalReward(ShallowSpec):
         raise NotImplementedError
 
 
-__all__ = ["FinalReward", "FinalProgram", "ShallowSpec", "is_final", "set_component", "perf_cases_judged",
-           "check_perf_split", "merge_reports", "failed_report", "JUDGE_FAILED"]
+__all__ = ["FinalReward", "FinalProgram", "ShallowSpec", "add_to_observation", "is_final", "set_component",
+           "perf_cases_judged", "check_perf_split", "merge_reports", "failed_report", "JUDGE_FAILED"]

@@ -21,6 +21,7 @@ import gymnasium as gym
 from codegym.judge.perf import Unscorable, perf_workload
 from codegym.wrappers.base import JUDGE_FAILED, FinalProgram, FinalReward, failed_report
 from codegym.wrappers.bound import BoundReached, baseline_bound, bound_failure, bounded_workload, probe
+from codegym.wrappers.feedback import staged_line
 from codegym.wrappers.measure import (
     TimedRunFailed,
     TimingSettings,
@@ -265,6 +266,10 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
         details["reason"] = reason or (JUDGE_FAILED if details["stage"] == "sandbox_error" else "")
         details["reward"] = reward
         return reward, details
+
+    def feedback(self, details: Mapping[str, Any]) -> str:
+        """``Performance: 3.2x faster than the baseline (...); stage: correct and faster``."""
+        return staged_line(details)
 
     def times(self, task, report: Mapping[str, Any], files, language: str,
               perf_report: Mapping[str, Any] | None = None) -> PerfTimes:

@@ -19,6 +19,7 @@ from codegym.judge.perf import PerfRuns, Unscorable, perf_workload
 from codegym.tasks.runtimes import STARTER, percentile_rank
 from codegym.wrappers.base import JUDGE_FAILED, FinalProgram, FinalReward
 from codegym.wrappers.bound import BoundReached, SlowBound, baseline_bound, bound_failure, bounded_workload, probe
+from codegym.wrappers.feedback import timed_line
 from codegym.wrappers.measure import (
     DISTRIBUTION_SOURCES,
     ComparisonRecord,
@@ -157,6 +158,11 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
             return self.correct_reward, out
         out["score"] = score
         return self.correct_reward + self.speed_weight * score, out
+
+    def feedback(self, details: dict) -> str:
+        """``Performance: 3.2x faster than the baseline (95% CI 2.9-3.5x); stage: ...``."""
+        than = {"speedup": f"the {self.against}", "interpolate": "the slowest solution"}.get(self.mode, "")
+        return timed_line(details, 1.0 - self.settings.alpha, than)
 
     def _workload(self, task, name: str) -> PerfRuns:
         lang, files = solution_files(task, name)
