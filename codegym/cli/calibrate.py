@@ -104,7 +104,7 @@ def _machine(sandbox) -> dict:
 
 
 def register_tasks(subparsers) -> None:
-    """Add ``codegym tasks calibrate`` (called by codegym.cli.main for TASKS_COMMAND_MODULES)."""
+    """Add ``codegym tasks calibrate`` (`codegym.cli.main.build_parser` calls it)."""
     c = subparsers.add_parser(
         "calibrate", help="measure baseline/reference/solution runtimes on this machine",
         description="Judge every solution of each task on its perf split and measure it: "

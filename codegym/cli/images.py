@@ -15,7 +15,7 @@ not usable by the sandbox).  Default: the images of the default pool.  ``prune``
 removes the containers of docker sandboxes whose process died (``--all``: every
 docker sandbox container of this host).
 
-This module defines ``register(subparsers)`` for `codegym.cli.main.COMMAND_MODULES`.
+`register(subparsers)` adds the commands (`codegym.cli.main.build_parser` calls it).
 """
 
 from __future__ import annotations

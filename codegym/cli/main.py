@@ -1,13 +1,28 @@
 """The ``codegym`` command line (entry point ``codegym = codegym.cli.main:main``): parser and dispatch.
 
-Every verb group is one module that adds its commands to the parser: `codegym.cli.tasks`
-(``tasks list|validate``; ``tasks calibrate`` is `codegym.cli.calibrate`'s),
-`codegym.cli.run`, `codegym.cli.imports` (``import ...``), `codegym.cli.eval` (``eval``,
-``report``) and `codegym.cli.images`. A command sets ``func=handler`` with
-``handler(args) -> int`` (the exit code). `COMMAND_MODULES` / `TASKS_COMMAND_MODULES`
-name out-of-tree modules adding commands the same way (``register(subparsers)`` /
-``register_tasks(subparsers)``); one that cannot be imported is reported on stderr and
-the rest of the CLI keeps working.
+Every verb group is one module that adds its commands to the parser (`build_parser` calls
+each one's ``register(subparsers)``, or ``register_tasks(subparsers)`` for ``codegym tasks
+...``):
+
+- `codegym.cli.tasks`: ``tasks list|validate``; under ``tasks`` too: `codegym.cli.calibrate`
+  (``tasks calibrate``), `codegym.cli.checkergen` (``tasks gen-checker``) and
+  `codegym.cli.mine` (``tasks mine|pack``);
+- `codegym.cli.run`: ``run``;
+- `codegym.cli.imports`: ``import ...`` (public benchmark files, Harbor folders);
+- `codegym.cli.eval`: ``eval``, ``report``;
+- `codegym.cli.images`: ``images build|list|prune``;
+- `codegym.cli.rewards`: ``rewards simulate``;
+- `codegym.cli.synthesize`: ``synthesize``;
+- `codegym.cli.harbor`: ``export harbor``;
+- `codegym.cli.replay`: ``replay``;
+- `codegym.cli.serve`: ``serve`` (OpenEnv, the Open Reward Standard).
+
+A command sets ``func=handler`` with ``handler(args) -> int`` (the exit code). A command
+that would run programs where no sandbox can isolate them ends with the remedies
+(`codegym.sandbox.IsolationUnavailable`, exit code 2), not a traceback.
+`COMMAND_MODULES` / `TASKS_COMMAND_MODULES` name out-of-tree modules adding commands the
+same way; one that cannot be imported is reported on stderr and the rest of the CLI keeps
+working.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The judge: run a task's tests on a workspace and return a `JudgeReport`.
 
-    >>> from codegym import load_task
     >>> from codegym.judge.run import judge
-    >>> task = load_task("tasks/examples/bracket-depth.yaml")
+    >>> from codegym.tasks.suite import load_suite
+    >>> task = load_suite("examples").get("examples/bracket-depth")
     >>> rep = judge(task, task.solution("reference").files, split="hidden")
     >>> rep.verdict, rep.passed == rep.total
     ('accepted', True)

@@ -8,8 +8,14 @@ job played again from its start state; every job ends with exactly one result.
 Ray is imported when first used (an optional dependency). docs/rollout.md has the
 fault and cluster rules.
 
+    >>> from codegym.agents import OracleAgent
+    >>> from codegym.rollout.jobs import make_jobs
+    >>> from codegym.tasks.suite import load_suite
+    >>> tasks = [load_suite("examples").get("examples/bracket-depth")]
     >>> trajs = run_jobs_ray("codegym/Suite-v0", {"suite": "examples"}, OracleAgent(),
-    ...                      make_jobs(tasks, 2, 0), num_workers=2, on_result=print)
+    ...                      make_jobs(tasks, 2, 0), num_workers=2)
+    >>> [t.verdict for t in trajs]
+    ['accepted', 'accepted']
 """
 
 from __future__ import annotations

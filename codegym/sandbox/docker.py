@@ -9,11 +9,16 @@ the default images (`codegym.sandbox.images`).  Requests, retries and verdicts
 are the local backend's (`codegym.sandbox.server_sandbox`); docs/sandbox.md
 describes the pool and the isolation.
 
+    >>> from codegym.judge import judge
+    >>> from codegym.sandbox import make_sandbox
+    >>> from codegym.tasks.suite import load_suite
     >>> sb = make_sandbox("docker")                       # shared instance, default images
     >>> sb.execute("python", {"main.py": "print(6 * 7)"}).stdout
     '42\\n'
-    >>> with sb.for_task("perfcode/sum-pairs") as tsb:    # containers of this task only
-    ...     judge(task, files, sandbox=tsb)
+    >>> task = load_suite("examples").get("examples/bracket-depth")
+    >>> with sb.for_task(task.id) as tsb:                 # containers of this task only
+    ...     judge(task, task.solution("reference").files, sandbox=tsb, split="hidden").verdict
+    'accepted'
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ queue of callers for them.  Builds, requests and retries are the shared
 `codegym.sandbox.server_sandbox.ServerSandbox`'s; docs/sandbox.md explains the
 shape, the limits and what each isolation mode guarantees.
 
+    >>> from codegym.sandbox import RunRequest
     >>> sb = LocalSandbox(workers=2)          # or make_sandbox("local"): shared
     >>> b = sb.build("c", {"main.c": "int main(void){return 0;}"})
     >>> [r.status for r in sb.run_many(b, [RunRequest()] * 3)]

@@ -7,10 +7,15 @@ workers at once, sharing a `StopBoard` to stop early), and `create(**kw)` (the
 factory `make_sandbox` looks up).  docs/sandbox.md describes the pool, what travels
 once, back-pressure and faults.
 
+    >>> from codegym.judge import judge
+    >>> from codegym.tasks.suite import load_suite
     >>> sb = RaySandbox(num_actors=2)        # joins ray.init(address=...) or starts a local cluster
     >>> sb.execute("python", {"main.py": "print(6*7)"}).stdout
     '42\\n'
-    >>> rep = sb.remote_call(judge, task, files, split="hidden")   # the whole judge on one worker
+    >>> task = load_suite("examples").get("examples/bracket-depth")
+    >>> rep = sb.remote_call(judge, task, task.solution("reference").files, split="hidden")  # on one worker
+    >>> rep.verdict
+    'accepted'
     >>> sb.close()
 """
 

@@ -1,5 +1,8 @@
 """Reward wrappers: Gymnasium wrappers that turn the judge's verdicts, timings and diffs
-(everything the env puts in ``info``) into the rewards of the papers in shared/seeds.
+(everything the env puts in ``info``) into the rewards of three papers: RLPF (reinforcement
+learning from performance feedback, on PerfCodeBench), DMC-Optim (reinforcement learning for
+code optimisation with timed execution, Chambon, Zheng, Decugis et al.) and DiDPO
+(Diff-in-Diff Policy Optimization); docs/rewards.md names them.
 
 `StagedReward` (RLPF: failures by how far execution got, correct programs by improvement
 toward the reference), `TimedReward` (DMC-Optim: correctness-gated, calibrated speed),

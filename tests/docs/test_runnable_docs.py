@@ -89,3 +89,32 @@ def test_readme_task_counts_are_the_suites():
         assert gap, f"README: no speed gap quoted for {suite}"
         assert (float(gap[1]), float(gap[2])) == (round(min(ratios), 1), round(max(ratios))), \
             f"README quotes {gap[1]}x to {gap[2]}x for {suite}; runtimes.json: {min(ratios)} to {max(ratios)}"
+
+
+_REWARD_ROW = re.compile(r"^\|\s*`(?P<id>codegym/[\w-]+)`\s*\|[^|\n]*?`tasks/(?P<suite>\w+)`[^|\n]*"
+                         r"\|(?P<cell>[^|\n]*)\|", re.M)
+
+
+def test_readme_default_rewards_are_what_the_suites_declare():
+    """The reward column names (in backticks, first) what the suite's suite.yaml declares, or
+    the env's own default when it declares nothing; nothing else is called a default."""
+    import gymnasium as gym  # noqa: PLC0415
+
+    from codegym.wrappers.config import suite_reward  # noqa: PLC0415
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    rows = list(_REWARD_ROW.finditer(text))
+    assert len(rows) >= 6
+    for m in rows:
+        decl = suite_reward(m["suite"])
+        if decl is not None:
+            want = [w.type for w in decl.wrappers] or [decl.base]
+        else:
+            env = gym.make(m["id"], **({"suite": m["suite"]} if m["id"] == "codegym/Suite-v0" else {}))
+            want = [env.unwrapped.reward_mode]
+            env.close()
+        named = re.findall(r"`(\w+)`", m["cell"])
+        if m["suite"] == "examples":  # the generic Suite-v0 row: "the suite's (`examples`: ...)"
+            named = named[1:]
+        assert named[:len(want)] == want, f"README: {m['id']} ({m['suite']}) says {m['cell'].strip()!r}; " \
+                                          f"its suite declares {want}"
+        assert "timed" not in m["cell"] or "timed" in want, m["cell"]
