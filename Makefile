@@ -1,12 +1,19 @@
-# Two commands do everything on a fresh Debian 12 machine:
-#   make demo   -- install, then play a sample of every family (oracle / baseline / mutant) and
-#                  write the HTML report (FULL=1: every task)
-#   make test   -- install, then run the whole test suite
+# Two commands do everything on a fresh Debian 12 machine (as root; elsewhere they print the one
+# command that installs the system packages, scripts/system.sh):
+#   make demo   -- the system packages of the demo (scripts/system-packages.txt: bubblewrap, gcc,
+#                  g++, make, git, python3-venv), codegym, then a sample of every family (oracle /
+#                  baseline / mutant) and the HTML report (FULL=1: every task)
+#   make test   -- every system package of the list, the Docker engine and the sandbox images,
+#                  codegym with its test dependencies, then the whole test suite
 PYTHON ?= python3
-PIP ?= $(PYTHON) -m pip
+# the interpreter codegym goes into: $(PYTHON), or the virtualenv $(VENV) made from it when pip
+# may not install into it (Debian's /usr/bin/python3 is "externally managed", PEP 668)
+VENV ?= .venv
+PY = $(shell scripts/python.sh $(PYTHON) $(VENV))
+PIP = $(PY) -m pip
 PYTEST_ARGS ?=
 
-.PHONY: install demo test bench test-debian-python
+.PHONY: system system-test install demo test bench test-debian-python
 
 # torch, explicitly its CPU build (a bare `torch` requirement, such as the trl extra's, would
 # pull a multi-GB CUDA build): from the local wheel folder machines of this kind have
@@ -16,14 +23,16 @@ TORCH_VERSION ?= 2.13.0
 TORCH_WHEELS ?= /opt/wheels
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
+# the system packages (scripts/system-packages.txt), said before they are installed
+system:
+	@scripts/system.sh demo $(PYTHON)
+
+system-test:
+	@scripts/system.sh test $(PYTHON)
+
 install:
-	@# mmdebstrap builds the sandbox's Python roots (codegym.sandbox.roots) from the Debian mirror
-	@command -v mmdebstrap >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
-		echo "installing mmdebstrap (apt-get)" && { apt-get install -y -q --no-install-recommends mmdebstrap || \
-		{ apt-get update -q && apt-get install -y -q --no-install-recommends mmdebstrap; }; }; } || \
-		echo "codegym: mmdebstrap is missing (apt-get install mmdebstrap): Python roots cannot be built"
-	@if $(PYTHON) -c 'import torch' 2>/dev/null; then \
-		echo "torch $$($(PYTHON) -c 'import torch; print(torch.__version__)') is installed: kept"; \
+	@if $(PY) -c 'import torch' 2>/dev/null; then \
+		echo "torch $$($(PY) -c 'import torch; print(torch.__version__)') is installed: kept"; \
 	elif ls $(TORCH_WHEELS)/torch-$(TORCH_VERSION)+cpu-*.whl >/dev/null 2>&1; then \
 		echo "torch $(TORCH_VERSION)+cpu (CPU build) from $(TORCH_WHEELS)"; \
 		$(PIP) install -q --find-links $(TORCH_WHEELS) 'torch==$(TORCH_VERSION)+cpu'; \
@@ -38,16 +47,17 @@ install:
 	$(PIP) download -q harbor==0.26 --no-deps --python-version 3.12 --only-binary=:all: -d .cache/harbor
 
 # a representative sample in well under three minutes on 2 cores; `make demo FULL=1` plays every task
-demo: install
-	$(PYTHON) -m codegym.cli.demo $(if $(FULL),--full,)
+demo: system install
+	$(PY) -m codegym.cli.demo $(if $(FULL),--full,)
 
-test: install
-	$(PYTHON) -m ruff check .
-	$(PYTHON) -m pytest -q -n 2 $(PYTEST_ARGS)
+test: system-test install
+	@scripts/system.sh images $(PY)
+	$(PY) -m ruff check .
+	$(PY) -m pytest -q -n 2 $(PYTEST_ARGS)
 
-bench: install
-	$(PYTHON) benchmarks/sandbox_throughput.py
-	$(PYTHON) benchmarks/timing_noise.py
+bench: system install
+	$(PY) benchmarks/sandbox_throughput.py
+	$(PY) benchmarks/timing_noise.py
 
 # The core tests (sandbox, judge, edits, tasks, env, wrappers) and the repository-task tests
 # under Debian's own interpreter (3.11.2, older than the pyenv 3.11.7 the rest runs on: no
