@@ -45,8 +45,8 @@ T0=$SECONDS
 log() { printf '[fresh-machine +%4ds] %s\n' "$((SECONDS - T0))" "$*"; }
 
 # the Debian archive of this host's apt sources (as codegym/_scripts/docker-up.sh finds it)
-MIRROR=${CODEGYM_APT_MIRROR:-$(grep -hE '^(URIs:|deb )' /etc/apt/sources.list /etc/apt/sources.list.d/*.sources \
-	/etc/apt/sources.list.d/*.list 2>/dev/null | grep -o 'https\?://[^ ]*/debian/\?' | head -1)}
+sources() { cat /etc/apt/sources.list /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list 2>/dev/null || true; }
+MIRROR=${CODEGYM_APT_MIRROR:-$(sources | grep -E '^(URIs:|deb )' | grep -o 'https\?://[^ ]*/debian/\?' | head -1 || true)}
 [[ -n $MIRROR ]] || { echo "no Debian mirror in /etc/apt/sources*: set CODEGYM_APT_MIRROR" >&2; exit 2; }
 
 if [[ -e $ROOT ]]; then
@@ -58,8 +58,7 @@ mmdebstrap --quiet --variant=minbase --include=python3,git,make,ca-certificates 
 	--aptopt='APT::Install-Recommends "false"' bookworm "$ROOT" "deb $MIRROR bookworm main" \
 	"deb $MIRROR bookworm-updates main"
 # the host's security archive too, when it has one (a fresh install has it)
-SEC=$(grep -hE '^(URIs:|deb )' /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
-	grep -o 'https\?://[^ ]*debian-security/\?' | head -1 || true)
+SEC=$(sources | grep -E '^(URIs:|deb )' | grep -o 'https\?://[^ ]*debian-security/\?' | head -1 || true)
 [[ -n $SEC ]] && echo "deb $SEC bookworm-security main" >> "$ROOT/etc/apt/sources.list"
 log "root filesystem ready ($(du -sm "$ROOT" | cut -f1) MB); its Python: $(chroot "$ROOT" python3 --version)"
 
