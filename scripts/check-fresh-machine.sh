@@ -16,7 +16,9 @@
 #                        python3 is externally managed) and runs ruff and the tests: a
 #                        representative subset (below), or all of them with --full.
 # The host lends only what any machine of this kind has: the network to the Debian mirror and
-# PyPI, /opt/wheels (torch's CPU wheel, read-only, when present), the kernel and /dev.
+# PyPI with the certificate authorities it trusts for it (/usr/local/share/ca-certificates, and
+# the SSL_CERT_FILE / PIP_CERT / REQUESTS_CA_BUNDLE settings naming the system's bundle),
+# /opt/wheels (torch's CPU wheel, read-only, when present), the kernel and /dev.
 # docs/fresh-machine.md says what a pass proves and what it does not. Needs root, mmdebstrap.
 set -euo pipefail
 
@@ -60,11 +62,18 @@ mmdebstrap --quiet --variant=minbase --include=python3,git,make,ca-certificates 
 # the host's security archive too, when it has one (a fresh install has it)
 SEC=$(sources | grep -E '^(URIs:|deb )' | grep -o 'https\?://[^ ]*debian-security/\?' | head -1 || true)
 [[ -n $SEC ]] && echo "deb $SEC bookworm-security main" >> "$ROOT/etc/apt/sources.list"
+# this machine's network trust: its extra certificate authorities (an egress proxy's)
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+	cp /usr/local/share/ca-certificates/*.crt "$ROOT/usr/local/share/ca-certificates/"
+	chroot "$ROOT" update-ca-certificates >/dev/null
+fi
 log "root filesystem ready ($(du -sm "$ROOT" | cut -f1) MB); its Python: $(chroot "$ROOT" python3 --version)"
 
 INNER=$(cat <<EOF
 set -euo pipefail
 export HOME=/root LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt PIP_CERT=/etc/ssl/certs/ca-certificates.crt \
+	REQUESTS_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt
 t0=\$SECONDS
 step() { printf '[fresh-machine inside +%4ds] %s\n' "\$((SECONDS - t0))" "\$*"; }
 step "git clone (commit $REV)"
