@@ -99,6 +99,9 @@ set +e
 unshare --mount --pid --fork --propagation private bash -c '
 	set -e
 	R=$1; G=$2; INNER=$3
+	# the root a mount point of its own, as a real machine'"'"'s is (bubblewrap pivots into its
+	# sandbox root, which the kernel allows only from a mount point)
+	mount --bind "$R" "$R"
 	mount -t proc proc "$R/proc"
 	mount --rbind /sys "$R/sys"
 	mount --rbind /dev "$R/dev"
