@@ -6,7 +6,8 @@
 # needs no manual step: it builds a clean Debian 12 (bookworm) root filesystem with mmdebstrap
 # from the Debian mirror of this host's apt sources (minbase plus what it takes to type those
 # commands: python3, git, make, ca-certificates -- no bubblewrap, compilers, valgrind, Docker),
-# and in it, in fresh mount and pid namespaces (everything started inside dies with the check):
+# and in it, as the root of fresh mount and pid namespaces (pivot_root; everything started inside
+# dies with the check):
 #   1. git clone of this checkout's commit (HEAD), nothing else copied;
 #   2. make demo      -- must install the demo's system packages and play confined: its own
 #                        first line must say bubblewrap;
@@ -94,13 +95,13 @@ step "make test: done"
 EOF
 )
 
-log "into the root: fresh mount and pid namespaces, chroot"
+log "into the root: fresh mount and pid namespaces, pivot_root"
 set +e
 unshare --mount --pid --fork --propagation private bash -c '
 	set -e
 	R=$1; G=$2; INNER=$3
-	# the root a mount point of its own, as a real machine'"'"'s is (bubblewrap pivots into its
-	# sandbox root, which the kernel allows only from a mount point)
+	# the new root becomes the root of this mount namespace (pivot_root, not chroot): a chrooted
+	# process may not create user namespaces, and bubblewrap needs them, as on a real machine
 	mount --bind "$R" "$R"
 	mount -t proc proc "$R/proc"
 	mount --rbind /sys "$R/sys"
@@ -114,7 +115,13 @@ unshare --mount --pid --fork --propagation private bash -c '
 		mount --bind /opt/wheels "$R/opt/wheels"
 		mount -o remount,bind,ro "$R/opt/wheels"
 	fi
-	exec chroot "$R" /usr/bin/env -i bash -c "$INNER"
+	cd "$R"
+	mkdir -p .oldroot
+	pivot_root . .oldroot
+	cd /
+	umount -l /.oldroot
+	rmdir /.oldroot
+	exec /usr/bin/env -i bash -c "$INNER"
 ' check "$ROOT" "$GITDIR" "$INNER"
 rc=$?
 set -e
