@@ -100,7 +100,7 @@ def episode_line(rec: dict[str, Any]) -> str:
 
 def demo_table(records: Sequence[dict[str, Any]], agents: Sequence[str]) -> Table:
     """One row per task; per agent: correct, reward, speedup over the baseline."""
-    table = Table(title="codegym demo: each suite's default reward (PerfCode / DMC-Optim: staged, timed)")
+    table = Table(title="codegym demo: each suite's default reward (PerfCode / DMC-Optim: staged, on measured speed)")
     table.add_column("task", no_wrap=True)
     table.add_column("lang")
     for a in agents:
