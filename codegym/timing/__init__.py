@@ -4,12 +4,14 @@
 stats (intervals on plain samples), sequential (the anytime-valid confidence
 sequence), metrics (cpu, wall, valgrind instruction counts), calibration (the
 workload and its cached factor), probe (the machine's speed next to a measurement),
-load (load spikes), measurement and comparison are the modules. docs/timing.md
+load (load spikes), measurement and comparison, kept (measurements kept for reuse and the
+near-tie looks against them) are the modules. docs/timing.md
 explains the estimators and their guarantees.
 """
 
 from codegym.timing.calibration import calibration_factor, calibration_workload
 from codegym.timing.comparison import Comparison, compare, decide
+from codegym.timing.kept import NearTie, Passes, Reference, forget_kept, keep, measure_passes, slowness_now
 from codegym.timing.load import HostLoad, SpikeFilter, preempted, read_host_load
 from codegym.timing.measurement import Measurement, Verifier, measure, noise_floor, summarize
 from codegym.timing.metrics import (
@@ -27,7 +29,7 @@ from codegym.timing.metrics import (
 )
 from codegym.timing.probe import probe_run
 from codegym.timing.probe import reference as probe_reference
-from codegym.timing.sequential import cs_interval, cs_wealth
+from codegym.timing.sequential import cs_interval, cs_wealth, futility_log_wealth
 from codegym.timing.stats import (
     bootstrap_ci,
     hodges_lehmann,
@@ -46,5 +48,6 @@ __all__ = [
     "decide", "parse_valgrind_instructions", "ValgrindCount", "check_metric", "VALGRIND_WRAPPER",
     "Verifier", "DEFAULT_MIN_OF", "DEFAULT_MIN_EFFECT", "DEFAULT_MIN_WORTH", "cs_interval", "cs_wealth",
     "valgrind_wrapper", "PYTHON_VALGRIND_WRAPPER", "probe_run", "probe_reference", "HostLoad", "SpikeFilter",
-    "preempted", "read_host_load",
+    "preempted", "read_host_load", "keep", "forget_kept", "NearTie", "Passes", "Reference", "measure_passes",
+    "slowness_now", "futility_log_wealth",
 ]

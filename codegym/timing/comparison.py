@@ -37,6 +37,9 @@ from codegym.timing.stats import METHODS, paired_interval, unknown_method
 
 #: the methods whose interval holds at every look (the others look on a schedule)
 ANYTIME = ("cs",)
+#: when a comparison stops for futility: its interval inside the band +-min_worth, or below
+#: +min_worth (a speedup of that size ruled out, for rewards that pay only speedups)
+FUTILE = ("band", "speedup")
 
 
 @dataclass
@@ -111,14 +114,16 @@ def _look_schedule(first: int, last: int, growth: float = 1.5) -> list[int]:
 
 
 def decide(log_ratios: Sequence[float], level: float, floor: float, method: str = "wilcoxon",
-           seed: int = 0, futility_floor: float | None = None
+           seed: int = 0, futility_floor: float | None = None, futile: str = "band"
            ) -> tuple[float, float, float, float, bool, bool]:
     """One look at paired log-ratios: (est, lo, hi, coverage, significant, settled).
 
     Method "cs" (the anytime-valid confidence sequence): significant when the CI lies
     entirely outside +-log(1 + floor); settled when significant, or futile: the CI
     lies entirely inside +-log(1 + futility_floor) (default `floor`), i.e. it rules out
-    any speedup or slowdown of that size. Other methods: significant when the CI
+    any speedup or slowdown of that size -- or, with ``futile="speedup"``, entirely below
+    +log(1 + futility_floor): it rules out a speedup of b of that size, whatever b's
+    slowdown (what a reward that pays only speedups needs to know). Other methods: significant when the CI
     excludes 0 and |est| exceeds log(1 + floor); settled when significant, or when the
     estimate or the whole CI lies within +-log(1 + futility_floor) (at most `floor`).
     Stopping for futility never raises the false-speedup rate; it only ends
@@ -129,7 +134,8 @@ def decide(log_ratios: Sequence[float], level: float, floor: float, method: str 
     if method in ANYTIME:
         fthr = math.log1p(floor if futility_floor is None else futility_floor)
         significant = lo > thr or hi < -thr
-        return est, lo, hi, cov, significant, significant or (-fthr < lo and hi < fthr)
+        futile_now = hi < fthr and (futile == "speedup" or -fthr < lo)
+        return est, lo, hi, cov, significant, significant or futile_now
     fthr = math.log1p(floor if futility_floor is None else min(floor, futility_floor))
     excl = lo > 0 or hi < 0
     significant = excl and abs(est) > thr
@@ -164,7 +170,7 @@ def compare(sandbox: Sandbox, build_a: Build, build_b: Build,
             calibrate: bool = True, verify_a: Verifier | None = None,
             verify_b: Verifier | None = None,
             inputs_b: Iterable[RunRequest | str | bytes] | None = None,
-            min_worth: float | None = None, reject_spikes: bool = True) -> Comparison:
+            min_worth: float | None = None, reject_spikes: bool = True, futile: str = "band") -> Comparison:
     """Is `build_b` faster than `build_a`? ``speedup = t(a)/t(b)`` (> 1: b is faster).
 
     A pair is one sample of each build (as in `measure`: ``min_of`` passes over
@@ -185,8 +191,10 @@ def compare(sandbox: Sandbox, build_a: Build, build_b: Build,
     calling two identical programs different at most `alpha` however the loop stops;
     the loop stops when the interval lies beyond the noise floor `min_effect`
     (significant), when it rules out any speedup or slowdown of `min_worth`, the
-    smallest worth rewarding (futile: default 5 % for time), or when `max_pairs`
-    pairs or `budget_s` run out -- so the number of pairs follows the noise seen.
+    smallest worth rewarding (futile: default 5 % for time; with ``futile="speedup"``,
+    as soon as it rules out a speedup of b of `min_worth`, however much slower b may be),
+    or when `max_pairs` pairs or `budget_s` run out -- so the number of pairs follows the
+    noise seen.
     Fixed-sample methods ("wilcoxon": exact signed-rank CI; "t"; "bootstrap",
     seeded with `seed`) look after `repeats` pairs and then at x1.5 steps, each
     look at level ``1 - alpha / looks`` (see `decide` for their rules).
@@ -213,6 +221,8 @@ def compare(sandbox: Sandbox, build_a: Build, build_b: Build,
             return cmp
     if method not in METHODS:
         raise unknown_method(method)
+    if futile not in FUTILE:
+        raise ValueError(f"futile must be one of {FUTILE}, not {futile!r}")
     reqs = as_requests(inputs)
     reqs_b = reqs if inputs_b is None else as_requests(inputs_b)
     if len(reqs_b) != len(reqs):
@@ -226,7 +236,7 @@ def compare(sandbox: Sandbox, build_a: Build, build_b: Build,
     else:
         spikes = SpikeFilter(max_rejects=max(2, max_pairs // 4)) if reject_spikes else None
         loop = _PairLoop(cmp, sides["a"], sides["b"], k, eff, worth, alpha=alpha, method=method, seed=seed,
-                         host=runs_here(sandbox), spikes=spikes)
+                         host=runs_here(sandbox), spikes=spikes, futile=futile)
         failed = _warm_up(sides, warmups) or loop.run(repeats=repeats, max_pairs=max_pairs,
                                                       budget_s=budget_s, t0=t0)
     if failed:
@@ -265,8 +275,10 @@ class _PairLoop:
     budget run out; the last look fills the Comparison."""
 
     def __init__(self, cmp: Comparison, sa: Sampler, sb: Sampler, k: int, eff: float, worth: float, *,
-                 alpha: float, method: str, seed: int, host: bool, spikes: SpikeFilter | None):
+                 alpha: float, method: str, seed: int, host: bool, spikes: SpikeFilter | None,
+                 futile: str = "band"):
         self.cmp, self.sa, self.sb, self.k, self.eff, self.worth = cmp, sa, sb, k, eff, worth
+        self.futile = futile
         self.alpha, self.method, self.seed = alpha, method, seed
         self.coin = random.Random(seed)
         self.host, self.spikes = host, spikes
@@ -355,7 +367,7 @@ class _PairLoop:
             # stopping for "no difference" must not rest on a floor that more pairs would
             # lower: it is projected to max_pairs (noise ~ 1/sqrt(n))
             fut = max(self.eff, noise * math.sqrt(len(d) / max(max_pairs, len(d))))
-        est, lo, hi, cov, sig, settled = decide(d, level, floor, self.method, self.seed, fut)
+        est, lo, hi, cov, sig, settled = decide(d, level, floor, self.method, self.seed, fut, self.futile)
         stopped = ("significant" if sig else "futile") if settled else ""
         return {"speedup": math.exp(est), "ci": (_exp(lo), _exp(hi)), "significant": sig,
                 "confidence": cov, "noise_floor": floor, "decided": settled, "stopped": stopped,

@@ -69,6 +69,7 @@ class Measurement:
     probes       per sample, the probe's time (empty unless `probed`)
     speed        the machine's slowness during the measurement: median probe time over its
                  reference (1.05: 5 % slower than at the reference); None unless `probed`
+    stopped      "look" when the caller's `look` ended it early (see `measure`), else ""
     n            len(samples)
     min, median, mean   of the samples; `median` is the estimate to use
     mad          median absolute deviation (unscaled)
@@ -116,6 +117,7 @@ class Measurement:
     raw_samples: list[float] = field(default_factory=list)
     probes: list[float] = field(default_factory=list)
     speed: float | None = None
+    stopped: str = ""
 
     @property
     def unit(self) -> str:
@@ -318,6 +320,26 @@ class Sampler:
 
     probe_error: str | None = None
 
+    def concurrent_pass(self) -> float | None:
+        """One pass with every input started at once on the sandbox's slots, as the judge
+        runs a split (`Sandbox.run_many`, each run with its own limits): the sum of the
+        per-run metric (cpu or wall); None when a run failed (`error`, `failure`)."""
+        if self.metric == "instructions":
+            raise ValueError("a concurrent pass times cpu or wall seconds, not instructions")
+        reqs = [RunRequest(stdin=r.stdin, argv=r.argv, extra_files=r.extra_files, limits=self._limits_for(r))
+                for r in self.reqs]
+        results = self.sb.run_many(self.build, reqs)
+        total = 0.0
+        for i, r in enumerate(results):
+            self.runs += 1
+            if r is None:
+                self.error, self.failure = f"input {i} was not run", "sandbox_error"
+                return None
+            if not self._accepted(r, i):
+                return None
+            total += r.wall_s if self.metric == "wall" else r.cpu_s
+        return float(total)
+
 
 # =========================================================================== measure
 
@@ -329,7 +351,8 @@ def measure(sandbox: Sandbox, build: Build, inputs: Iterable[RunRequest | str | 
             metric: str = "cpu", warmups: int = 1, repeats: int = 5, max_repeats: int = 30,
             target_rel_ci: float = 0.02, budget_s: float = 30.0, limits: Limits | None = None,
             min_of: int | None = None, calibrate: bool = True, verify: Verifier | None = None,
-            probe: bool | str = "auto") -> Measurement:
+            probe: bool | str = "auto", look: Callable[[list[float], list[float | None]], bool] | None = None
+            ) -> Measurement:
     """Measure `build` on `inputs` until the median is known to `target_rel_ci`.
 
     One sample is one pass over all inputs (sum of the per-run metric; with
@@ -346,6 +369,11 @@ def measure(sandbox: Sandbox, build: Build, inputs: Iterable[RunRequest | str | 
     speed then (`codegym.timing.probe`), so that a measurement taken while the machine
     is slow reads as one taken while it is fast (`raw_samples` keep the times as
     taken; `calibration` is then the reference one, and `normalized` drift-free too).
+
+    `look(raw_samples, probes)` is called after every sample (the probe times None when
+    not probed); when it returns True the measurement ends there (``stopped="look"``):
+    a caller that has decided from the samples so far (`codegym.timing.kept.NearTie`)
+    does not pay for the rest.
 
     Any run that does not end "ok", or whose output `verify` rejects, makes the
     measurement invalid (``ok=False``, `reason`, `failure`), never a silently
@@ -365,7 +393,8 @@ def measure(sandbox: Sandbox, build: Build, inputs: Iterable[RunRequest | str | 
     ref, note = _probe_reference(sandbox, metric, probe)
     cal_before = sample_calibration(sandbox, metric) if calibrate and ref is None else None
     warm = all(s.sample(1) is not None for _ in range(max(0, warmups)))
-    m = _sample_until_converged(s, k, target_rel_ci, repeats, max_repeats, budget_s, t0, ref) if warm else None
+    m = _sample_until_converged(s, k, target_rel_ci, repeats, max_repeats, budget_s, t0, ref,
+                                look) if warm else None
     if m is None:
         return _invalid(metric, s.error or "run failed", runs=s.runs, min_of=k, failure=s.failure,
                         elapsed_s=time.monotonic() - t0)
@@ -397,10 +426,11 @@ def _probe_reference(sandbox: Sandbox, metric: str, probe: bool | str) -> tuple[
 
 
 def _sample_until_converged(s: Sampler, k: int, target_rel_ci: float, repeats: int, max_repeats: int,
-                            budget_s: float, t0: float,
-                            ref: tuple[float, float] | None = None) -> Measurement | None:
-    """Samples until converged, `max_repeats` or the budget; None when a run failed. With a
-    probe reference `ref`, samples are divided by the speed the probe saw (`_probed`)."""
+                            budget_s: float, t0: float, ref: tuple[float, float] | None = None,
+                            look: Callable[[list[float], list[float | None]], bool] | None = None
+                            ) -> Measurement | None:
+    """Samples until converged, `max_repeats`, the budget or `look`; None when a run failed.
+    With a probe reference `ref`, samples are divided by the speed the probe saw (`_probed`)."""
     t_samples = time.monotonic()
     raw: list[float] = []
     probes: list[float | None] = []
@@ -412,6 +442,9 @@ def _sample_until_converged(s: Sampler, k: int, target_rel_ci: float, repeats: i
         probes.append(p)
         # converged implies at least `repeats` samples (min_n)
         m = _probed(raw, probes, ref, s.metric, target_rel_ci, max(1, repeats))
+        if look is not None and look(list(raw), list(probes)):
+            m.stopped = "look"
+            return m
         if m.converged or len(raw) >= max(1, max_repeats):
             return m
         # stop when the next sample would likely overrun the budget (a count is always

@@ -6,6 +6,9 @@ at and whenever the looking stops, is at most `alpha` (Ville's inequality on a t
 martingale). `cs_wealth` is that martingale at one centre. docs/timing.md derives it and
 states what its guarantee assumes (symmetry of each log-ratio about the centre given the past:
 exact for identical programs when the order within a pair is a fair coin).
+`futility_log_wealth` is the one-sided test of the futility rule: evidence against "the
+candidate is at least `worth` faster", which can decide after one observation where the
+noise scale is known from a kept measurement (docs/timing.md, "Near-ties").
 """
 
 from __future__ import annotations
@@ -149,5 +152,32 @@ def cs_interval(d: Sequence[float], alpha: float = 0.05,
     return lo, hi
 
 
-__all__ = ["cs_interval", "cs_wealth", "log_wealth_paths", "predictable_scales", "MAX_BET", "FIRST_BET",
-           "CLIP_SCALES", "PRIOR_SCALE"]
+def futility_log_wealth(x: Sequence[float], scales: Sequence[float], worth: float) -> np.ndarray:
+    """Log wealth, after each observation, of the test against "the centre of `x` is at
+    least log(1 + worth)" (the candidate at least `worth` faster), betting that it is lower.
+
+    `x[i]` is one observation of the log speedup, log(t_baseline / t_candidate) (> 0: the
+    candidate is faster), and `scales[i]` a sub-Gaussian scale of its noise, fixed before
+    it was seen. The bet on observation i is the likelihood ratio of a tie against the
+    boundary, ``lambda_i = w / s_i**2`` with ``w = log(1 + worth)``, on the evidence
+    ``min(w - x_i, w + CLIP_SCALES * s_i)`` (one wild slow run counts as CLIP_SCALES
+    scales slow). If each x_i is sub-Gaussian with scale s_i around a centre >= w given the
+    past, ``E exp(lambda (w - x) - lambda**2 s**2 / 2) <= 1`` and the clipping only lowers
+    the evidence: the wealth is a nonnegative supermartingale from 1, and by Ville's
+    inequality it ever reaches 1/alpha with probability at most alpha. A tie's expected
+    log wealth grows by ``w**2 / (2 s**2)`` per observation: one observation decides when
+    the noise is below ``w / sqrt(2 log(1/alpha))`` (2.4 % at worth 5 %, alpha 0.1)."""
+    xs = np.asarray(x, dtype=float)
+    ss = np.maximum(np.asarray(scales, dtype=float), MIN_SCALE)
+    if xs.shape != ss.shape:
+        raise ValueError("one scale per observation")
+    w = math.log1p(float(worth))
+    if not w > 0:
+        raise ValueError("worth must be > 0")
+    lam = w / ss ** 2
+    evidence = np.minimum(w - xs, w + CLIP_SCALES * ss)
+    return np.cumsum(lam * evidence - 0.5 * (lam * ss) ** 2)
+
+
+__all__ = ["cs_interval", "cs_wealth", "log_wealth_paths", "predictable_scales", "futility_log_wealth", "MAX_BET",
+           "FIRST_BET", "CLIP_SCALES", "PRIOR_SCALE"]

@@ -38,31 +38,46 @@ MIN_RUN_S = 0.05
 
 
 class BoundReached(Exception):
-    """A timed pass of the candidate reached the slow bound: it is no faster than the
-    baseline (within the bound's factor); `spent_s` the time it had used when stopped."""
+    """The candidate was stopped as no faster than the baseline: a timed pass reached the
+    slow bound (``rule`` "slow_bound"), or its first passes ruled out a speedup worth
+    rewarding (``rule`` "futility", `codegym.wrappers.baseline.look_at`); `spent_s` the
+    time its last pass had used, `looks` the near-tie looks that decided (if any)."""
 
-    def __init__(self, bound: SlowBound, spent_s: float, how: str):
-        super().__init__(f"stopped at the slow bound ({bound.seconds:.3g} s = {bound.factor:g} x the "
-                         f"baseline's {bound.baseline_s:.3g} s): {how}")
-        self.bound, self.spent_s, self.how = bound, float(spent_s), how
+    def __init__(self, bound: SlowBound, spent_s: float, how: str, rule: str = "slow_bound",
+                 looks: dict | None = None, kept: dict | None = None):
+        where = (f"the slow bound ({bound.seconds:.3g} s = {bound.factor:g} x the baseline's "
+                 f"{bound.baseline_s:.3g} s)" if rule == "slow_bound" and bound.seconds is not None
+                 else f"no speedup worth rewarding over the baseline's {bound.baseline_s:.3g} s")
+        super().__init__(f"stopped: {where}: {how}")
+        self.bound, self.spent_s, self.how, self.rule = bound, float(spent_s), how, rule
+        self.looks, self.kept = looks, kept
 
     def details(self) -> dict:
         """``info[...]["bound"]`` of a stopped program."""
-        return {**self.bound.to_dict(), "reached": True, "spent_s": self.spent_s, "how": self.how}
+        out = {**self.bound.to_dict(), "reached": True, "spent_s": self.spent_s, "how": self.how,
+               "rule": self.rule}
+        if self.looks is not None:
+            out["looks"] = self.looks
+        if self.kept is not None:
+            out["kept"] = self.kept
+        return out
 
 
 @dataclass(frozen=True)
 class SlowBound:
     """The time per pass at which a candidate's timed runs are stopped.
 
-    seconds     factor * baseline_s, in the metric's seconds (cpu or wall), here
-    baseline_s  the baseline's time per pass in this sandbox: recorded and rescaled by
-                the calibration (``recorded``), or measured here (``measured``)
+    seconds     factor * baseline_s, in the metric's seconds (cpu or wall), here (None: no
+                bound, only the futility rule stops)
+    baseline_s  the baseline's time per pass in this sandbox now: its kept concurrent
+                passes at the machine's speed now (``kept``, `codegym.wrappers.baseline`),
+                or recorded and rescaled by the calibration (``recorded``), or measured
+                here (``measured``)
     """
 
-    seconds: float
+    seconds: float | None
     baseline_s: float
-    factor: float
+    factor: float | None
     metric: str
     source: str
 
@@ -113,7 +128,7 @@ def bounded_workload(wl: PerfRuns, bound: SlowBound | None) -> PerfRuns:
     """`wl` with every run's limits capped at the bound (unchanged without one). Only the
     runs carry the cap: `wl.limits`, which a comparison also gives the comparand's runs,
     stays the task's."""
-    if bound is None:
+    if bound is None or bound.seconds is None:
         return wl
     inputs = [dataclasses.replace(r, limits=_capped(_run_limits(wl, i), bound.seconds))
               for i, r in enumerate(wl.inputs)]
@@ -179,7 +194,7 @@ def probe(sandbox, wl: PerfRuns, bound: SlowBound, metric: str,
 def bound_failure(bound: SlowBound | None, wl: PerfRuns, capped: PerfRuns, e: TimedRunFailed) -> BoundReached | None:
     """The `BoundReached` a timed run's timeout in the measurement of `capped` means (its
     run was stopped by the bound, not by the task's own limit), else None."""
-    if bound is None or e.status != "timeout":
+    if bound is None or bound.seconds is None or e.status != "timeout":
         return None
     i = _input_index(str(e).split(": ", 1)[-1]) or 0
     i = min(i, len(wl.inputs) - 1)

@@ -2,8 +2,9 @@
 
 `TimingSettings` (how to measure and compare), `measure_workload` (one program on a
 task's perf split, every timed output checked), `solution_measurement` and
-`runtime_distribution` (a task's own solutions, measured once per sandbox and task
-content hash, or its recorded ``perf.runtimes``: `recorded_runtimes`), and
+`runtime_distribution` (a task's own solutions, kept per sandbox and task content hash
+while the machine's speed holds: `keep_for_task`, or its recorded ``perf.runtimes``:
+`recorded_runtimes`), and
 `calibrated_compare` (an interleaved comparison repeated while too noisy, as a
 `ComparisonRecord`). `TimedRunFailed` is raised when a timed run of the candidate
 answers wrongly or does not end ok; `Unscorable` (`codegym.judge.perf`) when speed
@@ -13,16 +14,14 @@ cannot be scored. docs/rewards.md explains recorded runtimes and the noise rules
 from __future__ import annotations
 
 import math
-import threading
 import time
-import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from codegym.judge.perf import PerfRuns, Unscorable, perf_workload
 from codegym.tasks.runtimes import CALIBRATION_KEY, STARTER, perf_runtimes
-from codegym.timing import compare, measure
+from codegym.timing import compare, forget_kept, keep, measure, slowness_now
 
 DISTRIBUTION_SOURCES = ("auto", "recorded", "measured")
 
@@ -99,55 +98,32 @@ class TimingSettings:
         return (self.metric_for(task), self.repeats, self.warmups, self.min_of)
 
 
-# =========================================================================== cached measurements
-
-_CACHE: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
-_CACHE_LOCK = threading.Lock()
-#: per-key locks, so that concurrent envs measuring the same solution measure it once
-_KEY_LOCKS: dict[tuple, threading.Lock] = {}
-
-
-def _sandbox_cache(sandbox) -> dict:
-    with _CACHE_LOCK:
-        try:
-            return _CACHE.setdefault(sandbox, {})
-        except TypeError:  # not weak-referenceable: keep the cache on the object itself
-            d = getattr(sandbox, "_codegym_perf_cache", None)
-            if d is None:
-                d = {}
-                sandbox._codegym_perf_cache = d
-            return d
+# =========================================================================== kept measurements
 
 
 def clear_cache() -> None:
-    """Forget every cached solution measurement and distribution (all sandboxes)."""
-    with _CACHE_LOCK:
-        _CACHE.clear()
-        _KEY_LOCKS.clear()
+    """Forget every kept measurement (all sandboxes): solutions, distributions, baselines."""
+    forget_kept()
 
 
-def _cached(sandbox, key: tuple, compute):
-    cache = _sandbox_cache(sandbox)
-    hit = cache.get(key)
-    if hit is not None:
-        return hit
-    with _CACHE_LOCK:
-        lock = _KEY_LOCKS.setdefault(key, threading.Lock())
-    with lock:
-        hit = cache.get(key)
-        if hit is None:
-            hit = cache[key] = compute()
-        return hit
+def keep_for_task(sandbox, key: tuple, metric: str, compute):
+    """`codegym.timing.kept.keep` for a task's measurement: taken again when the machine's
+    speed moved (time metrics) or it aged (never for exact instruction counts)."""
+    if metric == "instructions":
+        return keep(sandbox, key, compute, max_age_s=math.inf)
+    return keep(sandbox, key, compute, speed_now=slowness_now(sandbox, metric))
 
 
 def measure_workload(sandbox, wl: PerfRuns, settings: TimingSettings, metric: str,
-                     which: str = "candidate"):
-    """`codegym.timing.measurement.measure` of a workload with `settings`; raises `Unscorable`, or
-    `TimedRunFailed` when a run of the program (`which`) failed."""
+                     which: str = "candidate", look=None):
+    """`codegym.timing.measurement.measure` of a workload with `settings` (and `look` after
+    every sample); raises `Unscorable`, or `TimedRunFailed` when a run of the program
+    (`which`) failed."""
     try:
         m = measure(sandbox, wl.build, wl.inputs, metric=metric, warmups=settings.warmups,
                     repeats=settings.repeats, max_repeats=max(settings.repeats, settings.max_pairs),
-                    budget_s=settings.budget_s, limits=wl.limits, min_of=settings.min_of, verify=wl.verify)
+                    budget_s=settings.budget_s, limits=wl.limits, min_of=settings.min_of, verify=wl.verify,
+                    look=look)
     except ValueError as e:  # UnsupportedMetricError
         raise Unscorable(str(e)) from e
     if not m.ok:
@@ -159,7 +135,8 @@ def measure_workload(sandbox, wl: PerfRuns, settings: TimingSettings, metric: st
 
 def solution_measurement(task, name: str, sandbox, settings: TimingSettings | None = None):
     """`codegym.timing.measurement.Measurement` of a task's solution (or ``"starter"``) on the perf
-    split; cached per (sandbox, task content hash, name, metric, repeats, warmups, min_of)."""
+    split; kept per (sandbox, task content hash, name, metric, repeats, warmups, min_of) and
+    measured again when the machine's speed moved or it aged (`keep`)."""
     settings = settings or TimingSettings()
     metric = settings.metric_for(task)
     key = ("measure", task.content_hash, name, *settings.key(task))
@@ -167,12 +144,13 @@ def solution_measurement(task, name: str, sandbox, settings: TimingSettings | No
     def compute():
         lang, files = solution_files(task, name)
         try:
-            return measure_workload(sandbox, perf_workload(task, files, lang, sandbox), settings, metric,
-                                    which=f"task's {name!r} solution")
+            m = measure_workload(sandbox, perf_workload(task, files, lang, sandbox), settings, metric,
+                                 which=f"task's {name!r} solution")
         except TimedRunFailed as e:  # the task's own solution: a broken task, not a verdict
             raise Unscorable(str(e)) from e
+        return m, m.speed
 
-    return _cached(sandbox, key, compute)
+    return keep_for_task(sandbox, key, metric, compute)[0]
 
 
 def recorded_runtimes(task, metric: str | None = None) -> tuple[dict[str, float], float | None]:
@@ -207,8 +185,8 @@ class Distribution:
 def runtime_distribution(task, sandbox, settings: TimingSettings | None = None,
                          source: str = "auto") -> Distribution:
     """The task's runtime distribution: recorded ``perf.runtimes`` (``source="recorded"``),
-    or every accepted solution measured in `sandbox` (``"measured"``, cached per task
-    content hash); ``"auto"`` uses the recorded one when the task has one."""
+    or every accepted solution measured in `sandbox` (``"measured"``, each measurement kept
+    as `solution_measurement` keeps it); ``"auto"`` uses the recorded one when the task has one."""
     if source not in DISTRIBUTION_SOURCES:
         raise ValueError(f"source must be one of {DISTRIBUTION_SOURCES}, not {source!r}")
     settings = settings or TimingSettings()
@@ -222,30 +200,25 @@ def runtime_distribution(task, sandbox, settings: TimingSettings | None = None,
         if cal:
             return Distribution({k: v / cal for k, v in rt.items()}, "normalized", "recorded")
         return Distribution(dict(rt), "s", "recorded")
-    key = ("distribution", task.content_hash, *settings.key(task))
-
-    def compute() -> Distribution:
-        values: dict[str, float] = {}
-        raw: dict[str, Any] = {}
-        for name, sol in task.solutions.items():
-            if getattr(sol, "expect", "accepted") != "accepted":
-                continue
-            try:
-                raw[name] = solution_measurement(task, name, sandbox, settings)
-            except Unscorable:
-                continue  # e.g. instructions of a Python solution: not part of this metric's view
-        if metric == "instructions":
-            values = {k: m.median for k, m in raw.items()}
-            unit = "instructions"
-        elif raw and all(m.normalized for m in raw.values()):
-            values = {k: m.normalized for k, m in raw.items()}
-            unit = "normalized"
-        else:
-            values = {k: m.median for k, m in raw.items()}
-            unit = "s"
-        return Distribution(values, unit, "measured")
-
-    return _cached(sandbox, key, compute)
+    # every solution's measurement is kept (`solution_measurement`): the distribution is rebuilt from them
+    raw: dict[str, Any] = {}
+    for name, sol in task.solutions.items():
+        if getattr(sol, "expect", "accepted") != "accepted":
+            continue
+        try:
+            raw[name] = solution_measurement(task, name, sandbox, settings)
+        except Unscorable:
+            continue  # e.g. instructions of a Python solution: not part of this metric's view
+    if metric == "instructions":
+        values = {k: m.median for k, m in raw.items()}
+        unit = "instructions"
+    elif raw and all(m.normalized for m in raw.values()):
+        values = {k: m.normalized for k, m in raw.items()}
+        unit = "normalized"
+    else:
+        values = {k: m.median for k, m in raw.items()}
+        unit = "s"
+    return Distribution(values, unit, "measured")
 
 
 def measurement_field(m, key: str) -> Any:
@@ -349,7 +322,7 @@ def calibrated_compare(sandbox, comparand: PerfRuns, candidate: PerfRuns, *, aga
                        metric: str, settings: TimingSettings, max_noise: float, retries: int,
                        skip_identical: bool = True, seed: int = 0,
                        score_at: Callable[[float], float] | None = None,
-                       max_score_span: float = 0.0) -> ComparisonRecord:
+                       max_score_span: float = 0.0, futile: str = "band") -> ComparisonRecord:
     """Interleaved comparison of `candidate` with `comparand` (`codegym.timing.compare`).
 
     A comparison is too noisy when its noise (`ComparisonRecord.noise`) exceeds
@@ -363,7 +336,8 @@ def calibrated_compare(sandbox, comparand: PerfRuns, candidate: PerfRuns, *, aga
     answers wrongly or does not end ok raises `TimedRunFailed` at once (the comparand's:
     `Unscorable`, the task is broken).
     With `skip_identical`, a candidate whose build is the comparand's is not measured: its
-    speedup is exactly 1 (the same program cannot be faster than itself)."""
+    speedup is exactly 1 (the same program cannot be faster than itself). `futile`:
+    `codegym.timing.compare`'s (``"speedup"`` stops once a speedup of `min_worth` is ruled out)."""
     rec = ComparisonRecord(against=against)
     if skip_identical and candidate.key == comparand.key:
         rec.identical, rec.ci, rec.decided = True, (1.0, 1.0), True
@@ -380,7 +354,7 @@ def calibrated_compare(sandbox, comparand: PerfRuns, candidate: PerfRuns, *, aga
                           alpha=settings.alpha, min_effect=settings.min_effect,
                           min_of=settings.min_of, seed=seed + attempt,
                           verify_a=comparand.verify, verify_b=candidate.verify,
-                          inputs_b=candidate.inputs)
+                          inputs_b=candidate.inputs, futile=futile)
         except ValueError as e:  # UnsupportedMetricError
             raise Unscorable(str(e)) from e
         if not cmp.ok:
@@ -407,4 +381,4 @@ def calibrated_compare(sandbox, comparand: PerfRuns, candidate: PerfRuns, *, aga
 __all__ = ["TimedRunFailed", "PROGRAM_FAILURES", "DISTRIBUTION_SOURCES", "TimingSettings", "Distribution",
            "ComparisonRecord", "solution_files", "baseline_name", "reference_name", "measure_workload",
            "solution_measurement", "recorded_runtimes", "runtime_distribution", "measurement_field",
-           "measurement_value", "relative_noise", "calibrated_compare", "clear_cache"]
+           "measurement_value", "relative_noise", "calibrated_compare", "clear_cache", "keep_for_task"]

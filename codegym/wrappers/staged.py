@@ -19,7 +19,9 @@ from typing import Any
 import gymnasium as gym
 
 from codegym.judge.perf import Unscorable, perf_workload
+from codegym.timing import Reference
 from codegym.wrappers.base import JUDGE_FAILED, FinalProgram, FinalReward, failed_report
+from codegym.wrappers.baseline import Looks, look_at, sample_look, stop_looks
 from codegym.wrappers.bound import BoundReached, baseline_bound, bound_failure, bounded_workload, probe
 from codegym.wrappers.feedback import staged_line
 from codegym.wrappers.measure import (
@@ -31,7 +33,6 @@ from codegym.wrappers.measure import (
     recorded_runtimes,
     reference_name,
     relative_noise,
-    solution_files,
     solution_measurement,
 )
 
@@ -191,12 +192,15 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
     expert reference, clipped to [0, 1], with a bonus beyond the reference. Every value of
     the table in docs/rewards.md is a constructor argument; the page also says where the
     times come from (``runtimes``: recorded or measured) and how ``noise_gate`` works.
-    A candidate whose timed runs reach ``slow_bound`` times the baseline's calibrated
-    time is stopped there and earns ``correct`` (``info["staged"]["bound"]``; None: no
-    bound).
+    A candidate whose timed runs reach ``slow_bound`` times the baseline's time is stopped
+    there and earns ``correct`` (``info["staged"]["bound"]``; None: no bound); so is, with
+    ``futility``, a candidate whose first passes rule out a speedup worth rewarding
+    (docs/rewards.md, "Near-ties": the baseline is kept per task, not measured per
+    submission).
 
     ``info["staged"]``: stage, fraction, improvement, times (t, t_baseline, t_reference,
-    unit, source), scorable, reason. ``info["reward_components"]["staged"]``: the reward.
+    unit, source), scorable, reason; (bound) for a stopped candidate, (looks) for one
+    the looks did not stop. ``info["reward_components"]["staged"]``: the reward.
 
     Example:
         >>> import gymnasium as gym, codegym
@@ -217,7 +221,7 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
                  bonus_speedup: float = 2.0, sandbox_error: float = 0.0, timed: bool = True,
                  runtimes: str = "auto", metric: str | None = None, repeats: int = 5, warmups: int = 1,
                  min_of: int = 1, budget_s: float = 60.0, noise_gate: bool = True,
-                 check_perf: bool = True, slow_bound: float | None = 1.0):
+                 check_perf: bool = True, slow_bound: float | None = 1.0, futility: bool = True):
         if runtimes not in RUNTIME_SOURCES:
             raise ValueError(f"runtimes must be one of {RUNTIME_SOURCES}, not {runtimes!r}")
         if slow_bound is not None and not slow_bound > 0:
@@ -229,9 +233,11 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
         gym.utils.RecordConstructorArgs.__init__(
             self, **values.to_dict(), timed=timed, runtimes=runtimes, metric=metric, repeats=repeats,
             warmups=warmups, min_of=min_of, budget_s=budget_s, noise_gate=noise_gate,
-            check_perf=check_perf, slow_bound=slow_bound)
+            check_perf=check_perf, slow_bound=slow_bound, futility=futility)
         FinalReward.__init__(self, env, check_perf=check_perf)
         self.slow_bound = None if slow_bound is None else float(slow_bound)
+        self.futility = bool(futility)
+        self._looks: Looks | None = None   # the looks at the program being scored (for info)
         self.values = values
         self.timed = timed
         self.runtimes = runtimes
@@ -243,6 +249,7 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
         """(reward, info["staged"]) of the judged program."""
         report = program.report
         times, reason, failed_run, stopped = None, "", None, None
+        self._looks = None
         if program.accepted and self.timed:
             try:
                 times = self.times(program.task, report, program.files, program.language, program.perf)
@@ -261,6 +268,8 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
             details["timed_run_failed"] = failed_run
         if stopped is not None:
             details["bound"] = stopped.details()
+        elif self._looks is not None:  # looked at, not stopped: measured
+            details["looks"] = {**self._looks.tie.details(), "kept": self._looks.kept}
         details["times"] = times.to_dict() if times is not None else None
         details["scorable"] = details["stage"] != "sandbox_error" and not reason
         details["reason"] = reason or (JUDGE_FAILED if details["stage"] == "sandbox_error" else "")
@@ -283,7 +292,7 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
             raise Unscorable(f"task {task.id} has no reference solution")
         cand = report.get("timing")
         if not (isinstance(cand, Mapping) and cand.get("ok") and cand.get("metric") == metric):
-            cand = self._measure_candidate(task, files, language, metric, perf_report)
+            cand = self._measure_candidate(task, files, language, metric, perf_report or report)
         rt, cal = recorded_runtimes(task, metric)
         use_recorded = self.runtimes == "recorded" or (self.runtimes == "auto" and b in rt and r in rt)
         if use_recorded:
@@ -315,16 +324,16 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
 
     def _anchored(self, task, baseline: str, times: PerfTimes) -> PerfTimes:
         """`times` with the recorded baseline and reference times rescaled so that the
-        baseline's is the baseline measured now (their recorded ratio kept): a candidate
-        near the baseline is compared with a measurement of the same moment, not with a
-        recording carried over by the calibration workload. Unchanged when the baseline
-        cannot be measured."""
+        baseline's is the baseline measured here (their recorded ratio kept): a candidate
+        near the baseline is compared with a measurement of this machine, not with a
+        recording carried over by the calibration workload. The measurement is the one
+        kept for the task (`solution_measurement`: taken again when the machine's speed
+        moved or it aged), not one per submission. Unchanged when the baseline cannot be
+        measured."""
         sb = self.env.unwrapped.sandbox
-        lang, files = solution_files(task, baseline)
         try:
-            mb = measure_workload(sb, perf_workload(task, files, lang, sb), self.settings,
-                                  self.settings.metric_for(task), which=f"task's {baseline!r} solution")
-        except (Unscorable, TimedRunFailed):
+            mb = solution_measurement(task, baseline, sb, self.settings)
+        except Unscorable:
             return times
         live = measurement_value(mb, "normalized")
         if not live:
@@ -335,10 +344,16 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
 
     def _measure_candidate(self, task, files, language: str, metric: str,
                            perf_report: Mapping[str, Any] | None):
-        """The candidate's measurement on the perf split, stopped at the slow bound: a probe
-        pass first (its warm-up), then the measurement with every run capped."""
+        """The candidate's measurement on the perf split, after the looks of
+        `codegym.wrappers.baseline.look_at` (its judged perf split and a few concurrent
+        passes against the kept baseline, which stop a near-tie) and with every run capped
+        at the slow bound; the looks go on over its samples (against the kept measurement
+        of the baseline). Without a kept baseline: a probe pass, then the capped measurement."""
         sb = self.env.unwrapped.sandbox
         wl = perf_workload(task, files, language, sb)
+        looks = self._looks = look_at(task, sb, wl, self.settings, self.slow_bound, perf_report, self.futility)
+        if looks is not None:
+            return self._measure_looked(task, wl, metric, looks)
         bound = baseline_bound(task, sb, self.settings, self.slow_bound)
         if bound is None:
             return measure_workload(sb, wl, self.settings, metric)
@@ -352,6 +367,29 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
             if stopped is None:
                 raise
             raise stopped from e
+
+    def _measure_looked(self, task, wl, metric: str, looks: Looks):
+        """The capped measurement of a candidate the looks did not stop, each sample one
+        more look (against the baseline's kept sequential measurement)."""
+        sb = self.env.unwrapped.sandbox
+        capped = bounded_workload(wl, looks.bound)
+        settings = replace(self.settings, warmups=max(0, self.settings.warmups - 1))
+        look = None
+        try:
+            ref = Reference.of_measurement(solution_measurement(task, baseline_name(task), sb, self.settings))
+            look = sample_look(sb, metric, looks.tie, ref)
+        except (Unscorable, ValueError):
+            pass  # no kept measurement: the samples are not looked at
+        try:
+            m = measure_workload(sb, capped, settings, metric, look=look)
+        except TimedRunFailed as e:
+            stopped = bound_failure(looks.bound, wl, capped, e)
+            if stopped is None:
+                raise
+            raise stopped from e
+        if m.stopped:
+            stop_looks(looks, m.raw_samples[-1] if m.raw_samples else m.median, "the measurement's samples")
+        return m
 
     def baseline_times(self, task, stopped: BoundReached) -> PerfTimes:
         """The times of a candidate stopped at the slow bound, in the bound's seconds: what it

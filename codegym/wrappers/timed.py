@@ -18,6 +18,7 @@ import gymnasium as gym
 from codegym.judge.perf import PerfRuns, Unscorable, perf_workload
 from codegym.tasks.runtimes import STARTER, percentile_rank
 from codegym.wrappers.base import JUDGE_FAILED, FinalProgram, FinalReward
+from codegym.wrappers.baseline import look_at
 from codegym.wrappers.bound import BoundReached, SlowBound, baseline_bound, bound_failure, bounded_workload, probe
 from codegym.wrappers.feedback import timed_line
 from codegym.wrappers.measure import (
@@ -86,7 +87,7 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
                  repeats: int = 8, max_pairs: int = 16, warmups: int = 1, min_of: int = 1,
                  budget_s: float = 120.0, alpha: float = 0.05, min_effect: float | None = None,
                  check_perf: bool = True, skip_identical: bool = True, seed: int = 0,
-                 slow_bound: float | None = 1.0):
+                 slow_bound: float | None = 1.0, futility: bool = True):
         pct = _check_arguments(mode, against, transform, cap, percentiles, distribution, metric,
                                max_noise, max_score_span)
         if slow_bound is not None and not slow_bound > 0:
@@ -98,9 +99,11 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
             max_noise=max_noise, max_score_span=max_score_span, retries=retries, repeats=repeats,
             max_pairs=max_pairs,
             warmups=warmups, min_of=min_of, budget_s=budget_s, alpha=alpha, min_effect=min_effect,
-            check_perf=check_perf, skip_identical=skip_identical, seed=seed, slow_bound=slow_bound)
+            check_perf=check_perf, skip_identical=skip_identical, seed=seed, slow_bound=slow_bound,
+            futility=futility)
         FinalReward.__init__(self, env, check_perf=check_perf)
         self.slow_bound = None if slow_bound is None else float(slow_bound)
+        self.futility = bool(futility)
         self.mode, self.against, self.transform, self.cap = mode, against, transform, float(cap)
         self.percentiles = pct
         self.distribution = distribution
@@ -141,7 +144,7 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
             return self.fail_reward, out
         out["correct"] = True
         try:
-            score = self._speed(task, program.files, program.language, metric, out, program.perf)
+            score = self._speed(task, program.files, program.language, metric, out, program.perf or program.report)
         except BoundReached as e:  # no faster than the baseline: the baseline's score, 0
             out.update(bound=e.details(), reason=str(e))
             return self.correct_reward, out
@@ -178,7 +181,8 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
                                      metric=metric, settings=self.settings, max_noise=self.max_noise,
                                      retries=self.retries, skip_identical=self.skip_identical,
                                      seed=self.seed + self._episodes, score_at=score_at,
-                                     max_score_span=self.max_score_span)
+                                     max_score_span=self.max_score_span,
+                                     futile="speedup" if self.futility else "band")
         except TimedRunFailed as e:
             if e.record is not None:
                 out["comparisons"].append(e.record.to_dict())
@@ -222,17 +226,24 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
         return self._percentile(task, cand, ranked, dist.unit, metric, out)
 
     def _bound(self, task, cand: PerfRuns, metric: str, perf_report) -> SlowBound | None:
-        """The slow bound of the candidate, after a probe that stops it when it is no faster
-        than the baseline (its score is then 0). None without `slow_bound`, in
+        """The slow bound of the candidate, after the looks that stop it when it is no faster
+        than the baseline, or when its first passes rule out a speedup worth rewarding (its
+        score is then 0; `codegym.wrappers.baseline.look_at`: the baseline kept per task).
+        None without `slow_bound` (the looks still stop a near-tie with `futility`), in
         ``interpolate`` mode (a solution slower than the baseline may score there), and for
         the baseline's own program (compared as identical, without runs)."""
-        if self.slow_bound is None or self.mode == "interpolate":
+        if (self.slow_bound is None and not self.futility) or self.mode == "interpolate":
             return None
         sb = self.env.unwrapped.sandbox
         try:
             if self.skip_identical and self._workload(task, baseline_name(task)).key == cand.key:
                 return None
         except (Unscorable, KeyError, ValueError):  # no baseline program: the modes say why
+            return None
+        looks = look_at(task, sb, cand, self.settings, self.slow_bound, perf_report, self.futility)
+        if looks is not None:
+            return looks.bound if looks.bound.seconds is not None else None
+        if self.slow_bound is None:
             return None
         bound = baseline_bound(task, sb, self.settings, self.slow_bound)
         if bound is not None:

@@ -1,0 +1,302 @@
+"""Measurements kept for reuse, and the near-tie decision against them.
+
+A reward compares every submission of a task with the same baseline; measuring the
+baseline again for each one is most of what a near-tie costs. This module keeps a
+measurement per sandbox (per process) and key, with the machine's speed when it was
+taken (`codegym.timing.probe`), and gives it back while the machine has not moved beyond
+what the probe's correction covers (`DRIFT_LIMIT`) and it is not older than `MAX_AGE_S`
+(`keep`); `Passes` are a build's concurrent passes over its inputs, as the judge runs
+them (`measure_passes`); `Reference` is what a kept measurement says about one
+observation of a candidate, and `NearTie` the candidate's looks: the slow bound, and the
+futility rule (`codegym.timing.sequential.futility_log_wealth`), which stop a candidate
+whose first passes already rule out a speedup worth rewarding. docs/timing.md
+("Kept measurements", "Near-ties") gives the rules and what they assume.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import threading
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from codegym.core.limits import Limits
+from codegym.sandbox.types import Build, RunRequest, Sandbox
+from codegym.timing.measurement import Measurement, Sampler, Verifier, as_requests
+from codegym.timing.metrics import DEFAULT_MIN_WORTH
+from codegym.timing.probe import probe_applies, probe_run, reference
+from codegym.timing.sequential import futility_log_wealth
+
+#: a kept measurement is taken again after this many seconds (the machine's state drifts
+#: beyond what one probe reading describes: other tenants come and go)
+MAX_AGE_S = 600.0
+#: ... or when the machine's speed moved by more than this since it was taken: the probe's
+#: correction was shown on drifts up to ~10 % (docs/timing.md, "Drift"); beyond, measure again
+DRIFT_LIMIT = 0.10
+#: probe runs of one reading of the machine's speed (their median)
+SPEED_PROBES = 3
+#: concurrent passes of a kept baseline (after one discarded warm-up pass)
+KEPT_PASSES = 5
+#: the futility rule's level: the chance of stopping a candidate that was in fact
+#: `min_worth` faster (much less for a faster one: docs/timing.md, "Near-ties")
+FUTILITY_ALPHA = 0.10
+#: looks at a candidate's concurrent passes (its judged perf split first) before it is measured
+MAX_LOOKS = 4
+#: smallest noise scale (log) a reference claims: timings are not resolved below ~1 %
+MIN_SCALE = 0.01
+
+
+# =========================================================================== the machine's speed now
+
+
+def slowness_now(sandbox: Sandbox, metric: str, runs: int = SPEED_PROBES) -> float | None:
+    """The machine's slowness now (1: the sandbox's reference speed; 1.05: 5 % slower):
+    the median of `runs` probe runs over the probe's reference. None where the probe does
+    not apply (instruction counts, a remote backend) or fails."""
+    if not probe_applies(sandbox, metric):
+        return None
+    try:
+        ref = reference(sandbox, metric)[0]
+        return float(statistics.median(probe_run(sandbox, metric) for _ in range(max(1, runs)))) / ref
+    except Exception:  # noqa: BLE001 -- a broken probe: the caller goes on uncorrected
+        return None
+
+
+# =========================================================================== the store
+
+
+@dataclass
+class Kept:
+    """One kept value: what it is, the machine's slowness when it was taken (None: not
+    probed), when (monotonic seconds), and how often it was given out."""
+
+    value: Any
+    speed: float | None
+    taken_at: float
+    uses: int = 0
+
+
+_STORE: weakref.WeakKeyDictionary[Sandbox, dict] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+_KEY_LOCKS: dict[tuple, threading.Lock] = {}
+
+
+def _entries(sandbox: Sandbox) -> dict:
+    with _LOCK:
+        try:
+            return _STORE.setdefault(sandbox, {})
+        except TypeError:  # not weak-referenceable: keep it on the object itself
+            d = getattr(sandbox, "_codegym_kept", None)
+            if d is None:
+                d = {}
+                sandbox._codegym_kept = d
+            return d
+
+
+def forget_kept(sandbox: Sandbox | None = None) -> None:
+    """Forget every kept measurement (of one sandbox, or of all)."""
+    with _LOCK:
+        if sandbox is None:
+            _STORE.clear()
+            _KEY_LOCKS.clear()
+        else:
+            _STORE.pop(sandbox, None)
+
+
+def stale(entry: Kept, speed_now: float | None, max_age_s: float = MAX_AGE_S,
+          drift_limit: float = DRIFT_LIMIT, now: float | None = None) -> str:
+    """Why `entry` must be measured again ("" when it may be reused)."""
+    age = (time.monotonic() if now is None else now) - entry.taken_at
+    if age > max_age_s:
+        return f"older than {max_age_s:g} s"
+    if entry.speed and speed_now and abs(math.log(speed_now / entry.speed)) > math.log1p(drift_limit):
+        return (f"the machine's speed moved from {entry.speed:.3f} to {speed_now:.3f} of its reference "
+                f"(more than {drift_limit:.0%})")
+    return ""
+
+
+def keep(sandbox: Sandbox, key: tuple, compute: Callable[[], tuple[Any, float | None]], *,
+         speed_now: float | None = None, max_age_s: float = MAX_AGE_S,
+         drift_limit: float = DRIFT_LIMIT) -> tuple[Any, dict]:
+    """The value kept for `key` in `sandbox`, measured (``compute() -> (value, slowness)``)
+    when there is none or it is `stale` at the machine's slowness `speed_now`.
+
+    Concurrent callers of one key measure it once (the others wait for it). Returns the
+    value and how it was had: ``{"kept": reused?, "why": why measured, "age_s", "uses",
+    "speed": slowness when taken}``. An exception of `compute` is raised, nothing kept."""
+    entries = _entries(sandbox)
+    with _LOCK:
+        lock = _KEY_LOCKS.setdefault((id(sandbox), key), threading.Lock())
+    with lock:
+        entry = entries.get(key)
+        why = "first" if entry is None else stale(entry, speed_now, max_age_s, drift_limit)
+        reused = not why
+        if not reused:
+            value, speed = compute()
+            entry = entries[key] = Kept(value, speed, time.monotonic())
+        entry.uses += 1
+        return entry.value, {"kept": reused, "why": why, "age_s": round(time.monotonic() - entry.taken_at, 3),
+                             "uses": entry.uses, "speed": entry.speed}
+
+
+# =========================================================================== concurrent passes
+
+
+@dataclass
+class Passes:
+    """Concurrent passes of one build over its inputs (`measure_passes`).
+
+    seconds  per pass, the sum of the per-run metric divided by the machine's slowness
+             right after it (seconds at the sandbox's reference speed; raw when not probed)
+    raw      the same as timed
+    speeds   per pass, the slowness the probe read (empty when not probed)
+    """
+
+    metric: str
+    seconds: list[float] = field(default_factory=list)
+    raw: list[float] = field(default_factory=list)
+    speeds: list[float] = field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        return float(statistics.median(self.seconds))
+
+    @property
+    def speed(self) -> float | None:
+        return float(statistics.median(self.speeds)) if self.speeds else None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class PassFailed(Exception):
+    """A run of a concurrent pass failed: `status` how (as `Measurement.failure`), the message why."""
+
+    def __init__(self, status: str | None, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def measure_passes(sandbox: Sandbox, build: Build, inputs: Sequence[RunRequest | str | bytes] | None,
+                   metric: str = "cpu", n: int = KEPT_PASSES, warmups: int = 1, limits: Limits | None = None,
+                   verify: Verifier | None = None) -> Passes:
+    """`n` concurrent passes of `build` over `inputs` (`Sampler.concurrent_pass`: all inputs
+    at once on the sandbox's slots, as the judge runs them), after `warmups` discarded
+    ones, each divided by the slowness of one probe run right after it. Raises
+    `PassFailed` when a run fails or its output is rejected."""
+    s = Sampler(sandbox, build, as_requests(inputs), metric, limits, verify)
+    probed = probe_applies(sandbox, metric)
+    out = Passes(metric)
+    for i in range(max(0, warmups) + max(1, n)):
+        v = s.concurrent_pass()
+        if v is None:
+            raise PassFailed(s.failure, s.error or "a run failed")
+        if i < warmups:
+            continue
+        sp = slowness_now(sandbox, metric, runs=1) if probed else None
+        out.raw.append(v)
+        if sp:
+            out.speeds.append(sp)
+        out.seconds.append(v / sp if sp else v)
+    return out
+
+
+# =========================================================================== near-ties
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What a kept baseline says about one observation of a candidate: its median (seconds
+    at the reference speed) and the noise scale (log) of the observation's log speedup over
+    it -- the spread of one pass and the error of the kept median together,
+    ``hypot(sd, sqrt(pi / 2) * sd / sqrt(n))`` (the median of n passes), at least MIN_SCALE."""
+
+    median: float
+    scale: float
+    n: int
+
+    @classmethod
+    def of_samples(cls, samples: Sequence[float], median: float | None = None) -> Reference:
+        logs = [math.log(x) for x in samples if x > 0]
+        if not logs:
+            raise ValueError("a reference needs positive samples")
+        sd = statistics.stdev(logs) if len(logs) > 1 else 0.0
+        se = sd * math.sqrt(math.pi / 2 / len(logs))
+        med = float(statistics.median(samples)) if median is None else float(median)
+        return cls(median=med, scale=max(MIN_SCALE, math.hypot(sd, se)), n=len(logs))
+
+    @classmethod
+    def of_passes(cls, p: Passes) -> Reference:
+        return cls.of_samples(p.seconds)
+
+    @classmethod
+    def of_measurement(cls, m: Measurement) -> Reference:
+        return cls.of_samples(m.samples, m.median)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Look:
+    """One look at a candidate: its time (at the reference speed), the log speedup it shows
+    over the reference, the scale the look used, and the log wealth after it."""
+
+    seconds: float
+    x: float
+    scale: float
+    log_wealth: float
+
+
+class NearTie:
+    """The looks at one candidate against kept references, and when they stop it.
+
+    `observe(seconds, ref)` takes one observation: the candidate's time per pass at the
+    reference speed (its raw time divided by the slowness the probe read), against the
+    reference of the same kind of pass. It returns why the candidate stops -- "slow_bound"
+    (the pass took `bound` times the reference's median or more), "futility" (the test
+    against "at least `worth` faster" reached 1/alpha) -- or "" to go on. An observation
+    enters the test with the reference's scale, or the spread of the candidate's own
+    earlier observations when that is larger (both known before the observation: the bet
+    stays predictable)."""
+
+    def __init__(self, worth: float | None = None, alpha: float | None = FUTILITY_ALPHA,
+                 bound: float | None = None, metric: str = "cpu"):
+        self.worth = DEFAULT_MIN_WORTH[metric] if worth is None else float(worth)
+        self.alpha = None if alpha is None else float(alpha)   # None: no futility rule, the bound only
+        self.bound = bound
+        self.looks: list[Look] = []
+        self.stopped = ""
+        self._evidence: list[float] = []
+
+    def scale_for(self, ref: Reference) -> float:
+        own = [lk.x for lk in self.looks]
+        sd = statistics.stdev(own) if len(own) > 1 else 0.0
+        return max(ref.scale, sd)
+
+    def observe(self, seconds: float, ref: Reference) -> str:
+        if self.stopped:
+            return self.stopped
+        x = math.log(ref.median) - math.log(max(seconds, 1e-12))
+        scale = self.scale_for(ref)
+        self._evidence.append(x)
+        lw = float(futility_log_wealth(self._evidence, [lk.scale for lk in self.looks] + [scale], self.worth)[-1])
+        self.looks.append(Look(seconds, x, scale, lw))
+        if self.bound is not None and seconds >= self.bound * ref.median:
+            self.stopped = "slow_bound"
+        elif self.alpha is not None and lw >= math.log(1.0 / self.alpha):
+            self.stopped = "futility"
+        return self.stopped
+
+    def details(self) -> dict:
+        """For ``info``: the looks, the rule's parameters and why it stopped."""
+        return {"looks": [asdict(lk) for lk in self.looks], "worth": self.worth, "alpha": self.alpha,
+                "bound": self.bound, "stopped": self.stopped}
+
+
+__all__ = ["MAX_AGE_S", "DRIFT_LIMIT", "KEPT_PASSES", "FUTILITY_ALPHA", "MAX_LOOKS", "Kept", "keep", "stale",
+           "forget_kept", "slowness_now", "Passes", "PassFailed", "measure_passes", "Reference", "Look", "NearTie"]

@@ -1,0 +1,157 @@
+"""The baseline kept per task, and the looks that stop a near-tie against it.
+
+`kept_passes` is the task's baseline on its perf split in concurrent passes, as the judge
+runs a split (`codegym.timing.kept.measure_passes`), kept per sandbox and task by
+`codegym.timing.kept.keep`: measured once, reused by every later submission of the task
+(the envs of a vector env, `collect`, `codegym eval`, `codegym serve` share the process's
+sandbox), taken again when the machine's speed moved beyond what the probe corrects or
+after `MAX_AGE_S`. `look_at` puts a correct candidate's first passes -- its judged perf
+split, then up to `MAX_LOOKS` concurrent passes -- against it (`codegym.timing.kept.NearTie`):
+the slow bound and the futility rule stop a candidate whose first passes rule out a
+speedup worth rewarding, before any measurement. Both reward wrappers use it;
+docs/rewards.md ("Near-ties") and docs/timing.md ("Kept measurements") give the rules.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from codegym.judge.perf import PerfRuns, Unscorable, perf_workload
+from codegym.timing import NearTie, Reference, measure_passes, probe_reference, slowness_now
+from codegym.timing.kept import FUTILITY_ALPHA, MAX_LOOKS, PassFailed
+from codegym.timing.measurement import Sampler
+from codegym.wrappers.bound import BoundReached, SlowBound, bound_failure, bounded_workload, judged_seconds
+from codegym.wrappers.measure import (
+    PROGRAM_FAILURES,
+    TimedRunFailed,
+    TimingSettings,
+    baseline_name,
+    keep_for_task,
+    solution_files,
+)
+
+
+def kept_passes(task, sandbox, settings: TimingSettings):
+    """(`codegym.timing.kept.Passes` of the task's baseline on its perf split, how it was had:
+    see `codegym.timing.kept.keep`); raises `Unscorable` when the baseline cannot be timed."""
+    metric = settings.metric_for(task)
+    name = baseline_name(task)
+    key = ("passes", task.content_hash, name, metric)
+
+    def compute():
+        lang, files = solution_files(task, name)
+        wl = perf_workload(task, files, lang, sandbox)
+        try:
+            p = measure_passes(sandbox, wl.build, wl.inputs, metric, limits=wl.limits, verify=wl.verify)
+        except PassFailed as e:  # the task's own baseline failed: a broken task, not a verdict
+            raise Unscorable(f"the task's {name!r} solution failed a timed run: {e}") from e
+        return p, p.speed
+
+    return keep_for_task(sandbox, key, metric, compute)
+
+
+@dataclass
+class Looks:
+    """What `look_at` found: the bound to cap the candidate's later runs at (seconds now),
+    the near-tie state to go on with (its reference for sequential samples is the kept
+    measurement, `NearTie.observe`), and how the kept baseline was had."""
+
+    bound: SlowBound
+    tie: NearTie
+    kept: dict = field(default_factory=dict)
+
+
+def look_at(task, sandbox, wl: PerfRuns, settings: TimingSettings, factor: float | None,
+            perf_report: Mapping[str, Any] | None, futility: bool = True,
+            max_looks: int = MAX_LOOKS) -> Looks | None:
+    """Look at a correct candidate's first passes against the kept baseline.
+
+    Its judged perf split (`perf_report`, when it covers every perf case) is the first
+    look, then up to `max_looks` - 1 concurrent passes of `wl`, every run capped at the
+    bound and every output checked, each divided by the machine's slowness read by the
+    probe right after it. Raises `BoundReached` (``rule`` "slow_bound" or "futility") when
+    a look stops the candidate, `TimedRunFailed` when a run of it fails; returns the
+    `Looks` to go on with, or None where no kept baseline applies (instruction counts,
+    neither a bound nor futility, a baseline that cannot be timed: the caller's older rules)."""
+    metric = settings.metric_for(task)
+    if metric == "instructions" or (factor is None and not futility):
+        return None
+    speed = slowness_now(sandbox, metric)
+    try:
+        passes, how = kept_passes(task, sandbox, settings)
+    except Unscorable:
+        return None
+    ref = Reference.of_passes(passes)
+    slow = speed or 1.0
+    bound = SlowBound(seconds=factor * ref.median * slow if factor is not None else None,
+                      baseline_s=ref.median * slow, factor=factor, metric=metric, source="kept")
+    tie = NearTie(alpha=FUTILITY_ALPHA if futility else None, bound=factor, metric=metric)
+    looks = Looks(bound, tie, how)
+    judged = judged_seconds(perf_report, metric)
+    n = 0
+    if judged is not None:
+        n += 1
+        _stop(looks, tie.observe(judged / slow, ref), judged, "the judged perf split")
+    capped = bounded_workload(wl, bound)
+    s = Sampler(sandbox, capped.build, capped.inputs, metric, wl.limits, wl.verify)
+    while n < max_looks:
+        n += 1
+        v = s.concurrent_pass()
+        if v is None:
+            _failed(s, bound, wl, capped)
+        sp = slowness_now(sandbox, metric, runs=1) or slow
+        _stop(looks, tie.observe(v / sp, ref), v, f"concurrent pass {n}")
+    return looks
+
+
+def sample_look(sandbox, metric: str, tie: NearTie, ref: Reference):
+    """The `look` of `codegym.timing.measurement.measure` that puts every sample of a
+    measurement before `tie` against `ref` (each raw sample divided by the median slowness
+    of its own and the two earlier probes, as far as they are known at that sample)."""
+    try:
+        probe_ref = probe_reference(sandbox, metric)[0]
+    except Exception:  # noqa: BLE001 -- no probe: raw seconds
+        probe_ref = None
+
+    def look(raw: list[float], probes: list[float | None]) -> bool:
+        ps = [p for p in probes[-3:] if p]
+        slow = statistics.median(ps) / probe_ref if ps and probe_ref else 1.0
+        return bool(tie.observe(raw[-1] / slow, ref))
+    return look
+
+
+def stop_looks(looks: Looks, spent: float, what: str) -> None:
+    """Raise the `BoundReached` of the looks' decision (nothing when they go on)."""
+    _stop(looks, looks.tie.stopped, spent, what)
+
+
+def _stop(looks: Looks, why: str, spent: float, what: str) -> None:
+    if not why:
+        return
+    b, tie = looks.bound, looks.tie
+    lk = tie.looks[-1]
+    if why == "slow_bound":
+        how = (f"{what} took {lk.seconds:.3g} s at the reference speed, at least {tie.bound:g} x the kept "
+               f"baseline's {lk.seconds * math.exp(lk.x):.3g} s")
+    else:
+        how = (f"{what}: after {len(tie.looks)} look(s) a speedup of {tie.worth:.0%} or more is ruled out "
+               f"(log wealth {lk.log_wealth:.2f} >= log(1/{tie.alpha:g}))")
+    raise BoundReached(b, spent, how, rule=why, looks=tie.details(), kept=looks.kept)
+
+
+def _failed(s: Sampler, bound: SlowBound, wl: PerfRuns, capped: PerfRuns) -> None:
+    """A concurrent pass's run failed: stopped by the bound, the program's failure, or the sandbox's."""
+    if s.failure in PROGRAM_FAILURES:
+        e = TimedRunFailed(s.failure, s.error or "a run failed")
+        stopped = bound_failure(bound, wl, capped, TimedRunFailed(s.failure, s.error or ""))
+        if stopped is not None:
+            raise stopped from e
+        raise e
+    raise Unscorable(f"a timed run failed: {s.error}")
+
+
+__all__ = ["kept_passes", "look_at", "Looks", "sample_look", "stop_looks"]

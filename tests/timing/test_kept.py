@@ -1,0 +1,180 @@
+"""Kept measurements and the near-tie rules (issue 32): the futility test's guarantee on
+seeded synthetic data, the store's reuse and refresh rules, the one-sided futility of
+`compare`, and the concurrent passes and looks on real runs (no assertion on a time)."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pytest
+
+import codegym.timing.kept as K
+from codegym.timing import measure
+from codegym.timing.comparison import decide
+from codegym.timing.sequential import CLIP_SCALES, futility_log_wealth
+
+W = 0.05
+
+
+def _futile_rate(centre: float, scale: float, n: int, trials: int, alpha: float, seed: int, kind: str = "normal"):
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for _ in range(trials):
+        if kind == "normal":
+            x = centre + rng.normal(0.0, scale, n)
+        else:  # slow bursts: 10 % of observations much slower (only ever toward futility)
+            x = centre + rng.normal(0.0, scale, n) - (rng.random(n) < 0.1) * rng.exponential(0.2, n)
+        lw = futility_log_wealth(x, [scale] * n, W)
+        hits += bool((lw >= math.log(1 / alpha)).any())
+    return hits / trials
+
+
+@pytest.mark.parametrize("scale", [0.01, 0.02, 0.04])
+def test_futility_ever_stops_a_worthy_candidate_at_most_alpha_of_the_time(scale):
+    """Ville on the futility test: a candidate exactly `worth` faster, looked at after every
+    one of 12 observations, is ever called futile at most alpha of the time (Gaussian noise
+    of the stated scale, the rule's assumption); a 1.1x one almost never."""
+    alpha = 0.1
+    at_worth = _futile_rate(math.log1p(W), scale, 12, 3000, alpha, seed=1)
+    assert at_worth <= alpha, at_worth
+    assert _futile_rate(math.log(1.1), scale, 12, 3000, alpha, seed=2) <= 0.02
+
+
+def test_futility_decides_a_tie_in_one_look_when_the_noise_is_small():
+    """A tie's log wealth grows by w**2 / (2 s**2) per look: at 1.5 % noise one look at the
+    baseline's own speed is enough at alpha 0.1; at 4 % it takes several."""
+    assert futility_log_wealth([0.0], [0.015], W)[-1] >= math.log(10)
+    assert futility_log_wealth([0.0], [0.04], W)[-1] < math.log(10)
+    assert futility_log_wealth([0.0] * 6, [0.04] * 6, W)[-1] >= math.log(10)
+
+
+def test_one_wild_slow_observation_moves_the_wealth_by_a_bounded_step():
+    s = 0.02
+    w = math.log1p(W)
+    lam = w / s ** 2
+    bounded = lam * (w + CLIP_SCALES * s) - 0.5 * (lam * s) ** 2
+    assert futility_log_wealth([-5.0], [s], W)[-1] == pytest.approx(bounded)
+    assert futility_log_wealth([-5.0], [s], W)[-1] == futility_log_wealth([-0.5], [s], W)[-1]
+    with pytest.raises(ValueError):
+        futility_log_wealth([0.0, 0.1], [0.02], W)
+
+
+def test_a_near_tie_stops_on_the_bound_or_the_futility_rule():
+    ref = K.Reference.of_samples([1.00, 1.01, 0.99, 1.00, 1.02])
+    assert ref.scale >= K.MIN_SCALE and ref.median == pytest.approx(1.0)
+    slow = K.NearTie(bound=1.0)
+    assert slow.observe(1.03, ref) == "slow_bound"
+    tie = K.NearTie(bound=None)
+    why = ""
+    for _ in range(K.MAX_LOOKS):
+        why = why or tie.observe(0.995, ref)
+    assert why == "futility" and tie.details()["stopped"] == "futility"
+    fast = K.NearTie(bound=1.0)
+    assert not any(fast.observe(0.8, ref) for _ in range(10))          # 1.25x faster: never stopped
+    off = K.NearTie(alpha=None, bound=None)
+    assert not any(off.observe(1.0, ref) for _ in range(10))           # no rule: never stopped
+
+
+def test_compare_can_stop_once_a_worthy_speedup_is_ruled_out():
+    """`futile="speedup"`: a comparison stops when its interval lies below +log(1 + worth),
+    even when it still admits a large slowdown (a reward paying only speedups needs no more)."""
+    rng = np.random.default_rng(3)
+    d = list(-0.02 + rng.normal(0.0, 0.03, 20))   # b slightly slower, noisy
+    est, lo, hi, cov, sig, settled_band = decide(d, 0.99, 0.01, "cs", 0, 0.05, "band")
+    assert hi < math.log(1.05) and lo < -math.log(1.05)
+    assert not settled_band
+    assert decide(d, 0.99, 0.01, "cs", 0, 0.05, "speedup")[5]
+
+
+# =========================================================================== the store
+
+
+class _Box:
+    """A stand-in sandbox key (weak-referenceable)."""
+
+
+def test_a_kept_value_is_reused_then_measured_again_when_the_machine_moved_or_it_aged():
+    sb = _Box()
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return len(calls), 1.0
+
+    v, how = K.keep(sb, ("k",), compute, speed_now=1.0)
+    assert (v, how["kept"], how["why"]) == (1, False, "first")
+    v, how = K.keep(sb, ("k",), compute, speed_now=1.05)           # within DRIFT_LIMIT: reused
+    assert (v, how["kept"], how["uses"]) == (1, True, 2)
+    v, how = K.keep(sb, ("k",), compute, speed_now=1.25)           # the machine moved: measured again
+    assert v == 2 and not how["kept"] and "moved" in how["why"]
+    v, how = K.keep(sb, ("k",), compute, speed_now=None, max_age_s=0.0)   # aged
+    assert v == 3 and "older" in how["why"]
+    K.forget_kept(sb)
+    assert K.keep(sb, ("k",), compute)[0] == 4
+
+
+def test_concurrent_callers_of_one_key_measure_it_once():
+    sb = _Box()
+    calls = []
+    gate = threading.Event()
+
+    def compute():
+        calls.append(1)
+        gate.wait(5)
+        return "m", None
+
+    out = []
+    threads = [threading.Thread(target=lambda: out.append(K.keep(sb, ("x",), compute)[0])) for _ in range(6)]
+    for t in threads:
+        t.start()
+    gate.set()
+    for t in threads:
+        t.join(10)
+    assert out == ["m"] * 6 and len(calls) == 1
+
+
+def test_a_failed_measurement_is_not_kept():
+    sb = _Box()
+
+    def boom():
+        raise RuntimeError("no")
+
+    with pytest.raises(RuntimeError):
+        K.keep(sb, ("f",), boom)
+    assert K.keep(sb, ("f",), lambda: ("ok", None))[0] == "ok"
+
+
+# =========================================================================== real runs
+
+
+LOOP = "import sys\nn = int(sys.stdin.readline())\nprint(sum(i * i % 7 for i in range(n)))\n"
+
+
+def test_concurrent_passes_time_every_input_and_check_every_output(sb):
+    b = sb.build("python", {"main.py": LOOP})
+    inputs = ["20000\n", "30000\n", "25000\n"]
+    p = K.measure_passes(sb, b, inputs, n=3)
+    assert len(p.seconds) == len(p.raw) == 3 and all(x > 0 for x in p.seconds)
+    assert p.median > 0 and K.Reference.of_passes(p).n == 3
+
+    def wrong(i, r):
+        return ("wrong_answer", "no") if i == 1 else None
+    with pytest.raises(K.PassFailed) as e:
+        K.measure_passes(sb, b, inputs, n=2, verify=wrong)
+    assert e.value.status == "wrong_answer"
+
+
+def test_a_measurement_stops_when_its_look_says_so(sb):
+    b = sb.build("python", {"main.py": LOOP})
+    seen = []
+
+    def look(raw, probes):
+        seen.append(len(raw))
+        return len(raw) >= 2
+
+    m = measure(sb, b, ["20000\n"], repeats=5, max_repeats=10, look=look)
+    assert m.ok and m.stopped == "look" and m.n == 2 and seen == [1, 2]
+    m = measure(sb, b, ["20000\n"], repeats=3, max_repeats=3)
+    assert m.ok and m.stopped == ""
