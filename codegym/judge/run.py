@@ -208,13 +208,17 @@ def _task_sandbox(rep: JudgeReport, task, sandbox, n_declared: int):
     """The sandbox to run the task in (None when its container image could not be built)."""
     if sandbox is None:
         sandbox = make_sandbox()
-    if hasattr(sandbox, "for_task"):  # backends that keep containers per task (docker)
+    if hasattr(sandbox, "for_task"):  # container backends (docker)
         try:
             image = task_image(task, sandbox)
         except Exception as e:  # noqa: BLE001  the task's image could not be built: not a verdict
             _sandbox_error(rep, n_declared, f"the task's container image could not be built: {e}")
             return None
-        sandbox = sandbox.for_task(task.id, image=image)
+        if image is not None:  # an image of its own: containers of this task only
+            sandbox = sandbox.for_task(task.id, image=image)
+        # (else the pool's long-lived containers per language image serve it, as the local
+        # backend's slots serve every task: each run carries its files, and the fork server
+        # wipes the run directory, /tmp and every process after each one)
     elif not hasattr(sandbox, "remote_call"):  # a host backend: it has no container image to offer
         repo = getattr(task, "repo", None)
         named = repo is not None and (repo.image or (repo.dockerfile and "a Dockerfile"))

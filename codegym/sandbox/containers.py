@@ -214,7 +214,8 @@ class ContainerSlot(Slot):
                     # the runner exits when the host's end of the attach socket closes (the
                     # sandbox's process died): the engine then removes the container
                     auto_remove=True,
-                    oom_score_adj=500, init=False, ipc_mode="private"))
+                    oom_score_adj=500, init=False, ipc_mode="private",
+                    **({"cgroup_parent": sb.cgroup_parent} if sb.cgroup_parent else {})))
             cid = c["Id"]
             sb._client.api.put_archive(cid, RUNNER_DIR, runner_tar())
             # attach before start: nothing the runner writes can be missed
@@ -245,10 +246,9 @@ class ContainerSlot(Slot):
             sb.stats["slot_starts"] += 1
             sb.stats["containers_started"] += 1
 
-    def call(self, header: dict, blobs: list[bytes], wall_s: float, max_out: int,
-             max_collect: int, n_collect: int) -> tuple[dict, list[bytes]]:
-        self.runs += 1
-        return super().call(header, blobs, wall_s, max_out, max_collect, n_collect)
+    def send_request(self, header: dict, blobs: list[bytes]) -> None:
+        self.runs += 1  # (every request passes here, called or streamed)
+        super().send_request(header, blobs)
 
     def _drop(self) -> tuple[str | None, tuple[int, socket.socket] | None]:
         """Close the attach socket and let go of the container; (its id, its uid)."""

@@ -81,6 +81,10 @@ class ServerSandbox(Sandbox):
         """Why `spec` cannot be built here (its toolchain is missing), or None."""
         return None if spec.available() else spec.missing_message()
 
+    def _adapt(self, header: dict) -> None:
+        """Adjust a request's header for where the slot runs it (every request passes
+        here, streamed or not; the docker backend names the image's interpreter)."""
+
     @property
     def _count_nproc(self) -> bool:
         """Whether RLIMIT_NPROC counts only this slot's processes (a uid or user namespace of its own)."""
@@ -113,6 +117,7 @@ class ServerSandbox(Sandbox):
                     self._count("slot_start_failures")
                     continue
                 header["id"] = self._next_id()
+                self._adapt(header)
                 guarded = slot.guarded
                 try:
                     hdr, out = slot.call(header, blobs, limits.wall(), limits.output_bytes,
@@ -330,6 +335,7 @@ class RequestStream:
             except ValueError as e:
                 self.done(i, failure("runtime_error", str(e)))
                 continue
+            self.sb._adapt(header)
             self.nxt = (i, header, blobs, lim)
         return True
 

@@ -242,6 +242,51 @@ def test_recycled_after_max_runs_and_not_shared_between_tasks(client) -> None:
 
 
 @pytest.mark.docker
+def test_tasks_without_an_image_of_their_own_share_the_pools_containers(client, tmp_path) -> None:
+    """Issue 32: judging a task that needs no image of its own does no per-task container
+    or image work: the pool's long-lived container per language image serves every such
+    task (each run carries its files; the server wipes what a run leaves), and a run's
+    verdict does not depend on which task ran before it in that container."""
+    from codegym import load_task
+    from codegym.judge import judge
+    from codegym.sandbox.docker import LABEL_SCOPE, DockerSandbox
+    tasks = []
+    for i in range(4):
+        p = tmp_path / f"t{i}.yaml"
+        p.write_text(f"id: bench/share-{i}\ntitle: t\nstatement: s\nkind: stdio\nlanguage: python\n"
+                     f"solutions:\n  reference: {{language: python, files: {{main.py: \"print(input())\"}}}}\n"
+                     f"tests:\n  hidden:\n  - {{stdin: \"{i}\\n\", expected: \"{i}\\n\"}}\n")
+        tasks.append(load_task(p))
+    leftover = "open('/tmp/left', 'w').write('x')\nprint(input())"
+    with DockerSandbox(workers=1, max_containers=1) as sb:
+        for t in tasks:
+            assert judge(t, {"main.py": "print(input())"}, sandbox=sb).verdict == "accepted"
+            assert judge(t, {"main.py": leftover}, sandbox=sb).verdict == "accepted"
+            assert judge(t, {"main.py": "import os\nprint('seen' if os.path.exists('/tmp/left') else input())"},
+                         sandbox=sb).verdict == "accepted"
+        assert sb.stats["containers_started"] == 1, dict(sb.stats)
+        (cid,) = sb.containers()
+        assert client.api.inspect_container(cid)["Config"]["Labels"][LABEL_SCOPE] == ""
+
+
+@pytest.mark.docker
+def test_containers_compete_for_the_cpu_like_host_processes(client) -> None:
+    """With the cgroupfs driver each container's cgroup sits at the top of the hierarchy
+    (weighed like one host process, as a local slot is), not under the engine's one group."""
+    from codegym.sandbox.docker import DockerSandbox
+    with DockerSandbox(workers=1) as sb:
+        assert sb.execute("python", {"main.py": "print(1)"}).stdout == "1\n"
+        (cid,) = sb.containers()
+        parent = client.api.inspect_container(cid)["HostConfig"].get("CgroupParent")
+        if client.info().get("CgroupDriver") == "cgroupfs":
+            assert sb.cgroup_parent == "/" and parent == "/"
+        else:
+            assert sb.cgroup_parent is None
+    with DockerSandbox(workers=1, cgroup_parent=None) as sb:
+        assert sb.cgroup_parent is None and sb.execute("python", {"main.py": "print(2)"}).stdout == "2\n"
+
+
+@pytest.mark.docker
 def test_close_removes_every_container(client) -> None:
     from codegym.sandbox.docker import DockerSandbox
     sb = DockerSandbox(workers=2)
