@@ -22,6 +22,12 @@ prints, per phase, with the load average over it:
 3. What helps: the probe (CV raw vs corrected, table 1), spike rejection (how often,
    and how the rejected pairs' log-ratios spread next to the kept ones), the random
    order within pairs (the order effect in identical comparisons it cancels).
+4. Near-ties against a kept baseline (issue 32): the baseline program's concurrent passes
+   kept (`codegym.timing.keep`, measured again when the probe says the machine moved or
+   after 10 minutes) and, per round, a new identical program and the 1.1x one looked at
+   (`NearTie`, the futility rule only, up to 4 passes): how often and after how many
+   passes the identical one is stopped (a tie decided cheaply), and how often the 1.1x
+   one is (a real speedup lost: target <= 5 %), with how often the kept baseline was reused.
 
     python3 benchmarks/timing_noise.py [--minutes M] [--quick] [--json FILE]
 
@@ -48,6 +54,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from codegym import timing as T  # noqa: E402
 from codegym.sandbox import make_sandbox  # noqa: E402
+from codegym.timing.kept import MAX_LOOKS  # noqa: E402
+from codegym.timing.measurement import Sampler, as_requests  # noqa: E402
 from codegym.timing.metrics import DEFAULT_MIN_EFFECT, DEFAULT_MIN_WORTH  # noqa: E402
 from codegym.timing.sequential import log_wealth_paths  # noqa: E402
 
@@ -134,7 +142,7 @@ class Neighbour:
 def run_phase(sb, progs: dict, minutes: float, instr_every: int, log) -> dict:
     """Rounds of measurements until `minutes` are spent; every record of the phase. (Per round,
     two comparisons of the identical pair per language: its rate needs the most trials.)"""
-    rec: dict = {"measure": [], "compare": [], "single": [], "instructions": [], "load": []}
+    rec: dict = {"measure": [], "compare": [], "single": [], "instructions": [], "load": [], "ties": []}
     t_end = time.monotonic() + 60 * minutes
     rnd = 0
     while time.monotonic() < t_end:
@@ -158,6 +166,8 @@ def run_phase(sb, progs: dict, minutes: float, instr_every: int, log) -> dict:
                     "ci": c.ci, "significant": c.significant, "stopped": c.stopped, "n_pairs": c.n_pairs,
                     "rejected": c.rejected, "log_ratios": c.log_ratios, "a_first": c.a_first,
                     "rejected_log_ratios": c.rejected_log_ratios, "s": time.monotonic() - t0})
+        for lang, p in progs.items():
+            rec["ties"].extend(near_ties(sb, lang, p))
         if instr_every and rnd % instr_every == 0:
             for lang, p in progs.items():
                 t0 = time.monotonic()
@@ -171,6 +181,52 @@ def run_phase(sb, progs: dict, minutes: float, instr_every: int, log) -> dict:
             "identical significant)")
     rec["load"].append(os.getloadavg()[0])
     return rec
+
+
+def near_ties(sb, lang: str, p: dict) -> list[dict]:
+    """One look-through of a fresh identical program and of the 1.1x one against the kept
+    baseline passes of program a (the futility rule alone: no slow bound)."""
+    speed = T.slowness_now(sb, "cpu")
+
+    def compute():
+        ps = T.measure_passes(sb, p["a"], [p["stdin"]], n=5)
+        return ps, ps.speed
+
+    passes, how = T.keep(sb, ("timing_noise", lang), compute, speed_now=speed)
+    ref = T.Reference.of_passes(passes)
+    out = []
+    for case in ("identical", "1.1x"):
+        build_ = build(sb, lang, f"tie{time.monotonic_ns()}", 1.1 if case == "1.1x" else 1.0)
+        tie = T.NearTie(bound=None)
+        s = Sampler(sb, build_, as_requests([p["stdin"]]), "cpu", None)
+        looks = 0
+        while looks < MAX_LOOKS and not tie.stopped:
+            v = s.concurrent_pass()
+            if v is None:
+                break
+            tie.observe(v / (T.slowness_now(sb, "cpu", runs=1) or 1.0), ref)
+            looks += 1
+        out.append({"lang": lang, "case": case, "stopped": tie.stopped, "looks": looks, "kept": how["kept"],
+                    "why": how["why"], "scale": ref.scale})
+    return out
+
+
+def tie_rows(rec: dict) -> list[dict]:
+    rows = []
+    for lang in NOISE_TARGET:
+        for case in ("identical", "1.1x"):
+            xs = [t for t in rec["ties"] if t["lang"] == lang and t["case"] == case]
+            if not xs:
+                continue
+            stopped = [t for t in xs if t["stopped"]]
+            rows.append({"lang": lang, "case": case, "trials": len(xs), "stopped": len(stopped) / len(xs),
+                         "median_looks": st.median(t["looks"] for t in stopped) if stopped else None,
+                         "one_look": sum(bool(t["stopped"]) and t["looks"] == 1 for t in xs) / len(xs),
+                         "kept": sum(t["kept"] for t in xs) / len(xs),
+                         "remeasured": sorted({t["why"].split(" (")[0] for t in xs if t["why"] and t["why"] != "first"}),
+                         "scale": st.median(t["scale"] for t in xs),
+                         "pass": (len(stopped) / len(xs) <= 0.05) if case == "1.1x" else None})
+    return rows
 
 
 # --------------------------------------------------------------------------- analysis
@@ -300,6 +356,22 @@ def helps_rows(rec: dict) -> list[dict]:
 
 # --------------------------------------------------------------------------- printing
 
+def print_ties(trows: list[dict]) -> None:
+    print("\nTable 4 -- near-ties against a kept baseline (futility rule alone, <= 4 concurrent passes, "
+          "alpha 0.1, worth 5 %)")
+    print("(stopped: the share of candidates the rule stopped as no speedup worth rewarding -- for the "
+          "identical program a tie decided, for the 1.1x one a real speedup lost (target <= 5 %); kept: "
+          "the share of looks that reused the kept baseline; scale: the kept reference's scale)")
+    hdr = f"{'lang':7s} {'case':10s} {'trials':>6s} {'stopped':>8s} {'1 look':>7s} {'looks':>5s} {'kept':>6s} {'scale':>6s}  ok"
+    print(hdr)
+    print("-" * len(hdr))
+    for r in trows:
+        ok = "" if r["pass"] is None else ("PASS" if r["pass"] else "MISS")
+        print(f"{r['lang']:7s} {r['case']:10s} {r['trials']:6d} {pct(r['stopped'], 1):>8s} {pct(r['one_look'], 0):>7s} "
+              f"{r['median_looks'] or 0:5.0f} {pct(r['kept'], 0):>6s} {pct(r['scale'], 1):>6s}  {ok}"
+              + (f"  (measured again: {', '.join(r['remeasured'])})" if r["remeasured"] else ""))
+
+
 def print_phase(name: str, rec: dict, nrows: list[dict], crows: list[dict], hrows: list[dict], minutes: float) -> None:
     loads = rec["load"]
     print(f"\n=== phase: {name} -- {minutes:.1f} min, load average (1 min) over the phase: "
@@ -401,9 +473,11 @@ def main(argv: list[str] | None = None) -> int:
         spent = (time.monotonic() - tp) / 60
         nrows, crows, hrows = noise_rows(rec), compare_rows(rec, a.replays), helps_rows(rec)
         print_phase(phase, rec, nrows, crows, hrows, spent)
+        trows = tie_rows(rec)
+        print_ties(trows)
         sys.stdout.flush()
         out["phases"][phase] = {"minutes": spent, "load": rec["load"], "noise": nrows, "compare": crows,
-                                "helps": hrows, "records": rec}
+                                "helps": hrows, "ties": trows, "records": rec}
     print(f"\ntotal {(time.monotonic() - t0) / 60:.1f} min, load average now {os.getloadavg()[0]:.2f}")
     if a.json:
         with open(a.json, "w") as f:

@@ -1,0 +1,149 @@
+"""Judge throughput of the docker backend next to the local one, on the same judge workloads.
+
+Three workloads, each judged through `codegym.judge.judge` by 2 threads on a sandbox of 2
+workers (`LocalSandbox(workers=2)`, `make_sandbox("docker", workers=2)`):
+
+- ``one-test``: 200 Python stdio tasks of one test each (every one a task of its own: what
+  a backend does per task shows here);
+- ``stdio``: 10 Python stdio problems x 100 tests;
+- ``cpp``: 200 C++ tests, 10 programs x 20 tests (each program compiled in the round).
+
+Every round makes its tasks and programs afresh (new task ids, a comment in each program),
+so builds, per-task work and container choice count in every round; the rounds of the two
+backends interleave, in alternating order. Printed: tests/s per backend and workload
+(median over rounds), p50 of one judge, and docker / local. The load average is printed
+too: on a shared machine the ratios measured in the same run are the meaningful part.
+
+    python benchmarks/docker_judge.py [--rounds 3] [--workloads one-test,stdio,cpp]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from codegym import load_task
+from codegym.judge.run import judge
+
+PY_SOLUTION = "a, b = map(int, input().split())\nprint(a + b)\n"
+CPP_SOLUTION = ("#include <iostream>\nint main() { long long a, b; std::cin >> a >> b; "
+                "std::cout << a + b << std::endl; return 0; }\n")
+
+
+def _task_yaml(tid: str, language: str, solution: str, n_tests: int, offset: int) -> str:
+    fname = "main.py" if language == "python" else "main.cpp"
+    tests = "".join(f"    - {{stdin: \"{offset + i} {i + 1}\\n\", expected: \"{offset + 2 * i + 1}\\n\"}}\n"
+                    for i in range(n_tests))
+    sol = solution.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return textwrap.dedent(f"""\
+        id: {tid}
+        title: Sum of two numbers
+        statement: Print a + b.
+        kind: stdio
+        language: {language}
+        limits: {{time_s: 2, memory_mb: 256}}
+        solutions:
+          reference: {{language: {language}, files: {{{fname}: "{sol}"}}}}
+        tests:
+          hidden:
+        """) + tests
+
+
+def workload(name: str, tag: str, folder: Path) -> list[tuple]:
+    """(task, files, language) items of one workload, made afresh under `tag`."""
+    specs = {"one-test": (200, 1, "python"), "stdio": (10, 100, "python"), "cpp": (10, 20, "cpp")}[name]
+    n_tasks, n_tests, lang = specs
+    items = []
+    for i in range(n_tasks):
+        tid = f"bench/{name}-{tag}-{i}"
+        path = folder / f"{name}-{tag}-{i}.yaml"
+        base = PY_SOLUTION if lang == "python" else CPP_SOLUTION
+        comment = f"# {tag} {i}\n" if lang == "python" else f"// {tag} {i}\n"
+        path.write_text(_task_yaml(tid, lang, base + comment, n_tests, i))
+        task = load_task(path)
+        items.append((task, dict(task.solution("reference").files), lang))
+    return items
+
+
+def run(sb, items: list[tuple]) -> tuple[float, int, float, dict]:
+    """(wall seconds, tests, p50 seconds per judge, verdicts) of judging `items` with 2 threads."""
+    times: list[float] = []
+    verdicts: dict[str, int] = {}
+
+    def one(it):
+        t0 = time.perf_counter()
+        rep = judge(it[0], it[1], sandbox=sb, split="hidden", language=it[2])
+        times.append(time.perf_counter() - t0)
+        return rep
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(2) as ex:
+        reps = list(ex.map(one, items))
+    wall = time.perf_counter() - t0
+    for r in reps:
+        verdicts[r.verdict] = verdicts.get(r.verdict, 0) + 1
+    return wall, sum(r.total for r in reps), statistics.median(times), verdicts
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--workloads", default="one-test,stdio,cpp")
+    args = ap.parse_args(argv)
+    from codegym.sandbox import make_sandbox
+    from codegym.sandbox.local import LocalSandbox
+
+    names = [w.strip() for w in args.workloads.split(",") if w.strip()]
+    local = LocalSandbox(workers=2)
+    docker = make_sandbox("docker", workers=2)
+    sbs = {"local": local, "docker": docker}
+    rates: dict[tuple[str, str], list[float]] = {}
+    p50s: dict[tuple[str, str], list[float]] = {}
+    bad: list[str] = []
+    load0 = os.getloadavg()
+    print(f"judge workloads, 2 threads on 2 workers; {os.cpu_count()} CPUs; load {load0[0]:.1f}", flush=True)
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            folder = Path(d)
+            for w in names:  # warm-up: images, servers, the launcher's build
+                for sb in sbs.values():
+                    run(sb, workload(w, "warm", folder)[:4])
+            for k in range(args.rounds):
+                order = list(sbs) if k % 2 == 0 else list(sbs)[::-1]
+                for w in names:
+                    for backend in order:
+                        items = workload(w, f"r{k}{backend}", folder)
+                        wall, tests, p50, verdicts = run(sbs[backend], items)
+                        rates.setdefault((backend, w), []).append(tests / wall)
+                        p50s.setdefault((backend, w), []).append(p50)
+                        if set(verdicts) - {"accepted"}:
+                            bad.append(f"{backend} {w} round {k}: {verdicts}")
+                        print(f"  round {k + 1} {w:8s} {backend:6s} {tests / wall:8.1f} tests/s  p50 "
+                              f"{1000 * p50:7.1f} ms  load {os.getloadavg()[0]:.1f}", flush=True)
+    finally:
+        local.close()
+        docker.close()
+    print("\n| workload | local tests/s | docker tests/s | docker / local | local p50 ms | docker p50 ms |")
+    print("|---|---|---|---|---|---|")
+    worst = float("inf")
+    for w in names:
+        lo, do = statistics.median(rates[("local", w)]), statistics.median(rates[("docker", w)])
+        worst = min(worst, do / lo)
+        print(f"| {w} | {lo:.1f} | {do:.1f} | {do / lo:.2f}x | {1000 * statistics.median(p50s[('local', w)]):.1f} "
+              f"| {1000 * statistics.median(p50s[('docker', w)]):.1f} |")
+    print(f"median of {args.rounds} rounds; load average {load0[0]:.1f} before, {os.getloadavg()[0]:.1f} after; "
+          f"docker stats: {dict(docker.stats)}")
+    for b in bad:
+        print(f"NOT ACCEPTED {b}")
+    return 0 if worst >= 0.8 and not bad else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
