@@ -48,6 +48,8 @@ FUTILITY_ALPHA = 0.10
 MAX_LOOKS = 4
 #: smallest noise scale (log) a reference claims: timings are not resolved below ~1 %
 MIN_SCALE = 0.01
+#: a look this many scales beyond the worth boundary ends the looks (`NearTie.clear`)
+CLEAR_SCALES = 3.0
 
 
 # =========================================================================== the machine's speed now
@@ -291,6 +293,15 @@ class NearTie:
         elif self.alpha is not None and lw >= math.log(1.0 / self.alpha):
             self.stopped = "futility"
         return self.stopped
+
+    def clear(self) -> bool:
+        """Whether the last look shows the candidate clearly faster than a tie (its log
+        speedup beyond log(1 + worth) by CLEAR_SCALES scales): more looks would not stop
+        it, so its caller measures it at once (a cost rule: it decides nothing)."""
+        if not self.looks:
+            return False
+        lk = self.looks[-1]
+        return lk.x > math.log1p(self.worth) + CLEAR_SCALES * lk.scale
 
     def details(self) -> dict:
         """For ``info``: the looks, the rule's parameters and why it stopped."""

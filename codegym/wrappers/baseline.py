@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codegym.judge.perf import PerfRuns, Unscorable, perf_workload
-from codegym.timing import NearTie, Reference, measure_passes, probe_reference, slowness_now
+from codegym.timing import NearTie, Reference, calibration_factor, measure_passes, probe_reference, slowness_now
 from codegym.timing.kept import FUTILITY_ALPHA, MAX_LOOKS, PassFailed
 from codegym.timing.measurement import Sampler
 from codegym.wrappers.bound import BoundReached, SlowBound, bound_failure, bounded_workload, judged_seconds
@@ -31,11 +31,17 @@ from codegym.wrappers.measure import (
     TimingSettings,
     baseline_name,
     keep_for_task,
+    recorded_runtimes,
     solution_files,
 )
 
+#: a judged perf split this many times faster than the recorded baseline is no near-tie
+#: (the calibration workload carries recorded times to within ~1.1-1.4x: StagedReward's
+#: ANCHOR_BELOW makes the same margin)
+CLEAR_FACTOR = 2.0
 
-def kept_passes(task, sandbox, settings: TimingSettings):
+
+def kept_passes(task, sandbox, settings: TimingSettings, speed_now: float | None = None):
     """(`codegym.timing.kept.Passes` of the task's baseline on its perf split, how it was had:
     see `codegym.timing.kept.keep`); raises `Unscorable` when the baseline cannot be timed."""
     metric = settings.metric_for(task)
@@ -51,7 +57,7 @@ def kept_passes(task, sandbox, settings: TimingSettings):
             raise Unscorable(f"the task's {name!r} solution failed a timed run: {e}") from e
         return p, p.speed
 
-    return keep_for_task(sandbox, key, metric, compute)
+    return keep_for_task(sandbox, key, metric, compute, speed_now)
 
 
 @dataclass
@@ -80,9 +86,12 @@ def look_at(task, sandbox, wl: PerfRuns, settings: TimingSettings, factor: float
     metric = settings.metric_for(task)
     if metric == "instructions" or (factor is None and not futility):
         return None
+    judged = judged_seconds(perf_report, metric)
+    if judged is not None and clearly_faster(task, sandbox, metric, judged):
+        return None  # no near-tie: nothing to look at, no kept baseline needed (the older rules)
     speed = slowness_now(sandbox, metric)
     try:
-        passes, how = kept_passes(task, sandbox, settings)
+        passes, how = kept_passes(task, sandbox, settings, speed)
     except Unscorable:
         return None
     ref = Reference.of_passes(passes)
@@ -91,21 +100,36 @@ def look_at(task, sandbox, wl: PerfRuns, settings: TimingSettings, factor: float
                       baseline_s=ref.median * slow, factor=factor, metric=metric, source="kept")
     tie = NearTie(alpha=FUTILITY_ALPHA if futility else None, bound=factor, metric=metric)
     looks = Looks(bound, tie, how)
-    judged = judged_seconds(perf_report, metric)
     n = 0
     if judged is not None:
         n += 1
         _stop(looks, tie.observe(judged / slow, ref), judged, "the judged perf split")
     capped = bounded_workload(wl, bound)
     s = Sampler(sandbox, capped.build, capped.inputs, metric, wl.limits, wl.verify)
-    while n < max_looks:
+    while n < max_looks and not tie.clear():  # (a clearly faster candidate is measured at once)
         n += 1
         v = s.concurrent_pass()
         if v is None:
-            _failed(s, bound, wl, capped)
+            _failed(s, looks, wl, capped)
         sp = slowness_now(sandbox, metric, runs=1) or slow
         _stop(looks, tie.observe(v / sp, ref), v, f"concurrent pass {n}")
     return looks
+
+
+def clearly_faster(task, sandbox, metric: str, judged: float) -> bool:
+    """Whether a judged perf split of `judged` seconds is at least CLEAR_FACTOR times faster
+    than the baseline's recorded time carried to this sandbox by the calibration workload
+    (which carries it to within ~1.1-1.4x, see `ANCHOR_BELOW`): such a candidate is no
+    near-tie, and is measured without looks (a cost rule: it decides nothing)."""
+    rt, cal = recorded_runtimes(task, metric)
+    tb = rt.get(baseline_name(task))
+    if not (tb and cal):
+        return False
+    try:
+        here = float(tb) / cal * calibration_factor(sandbox, metric)
+    except Exception:  # noqa: BLE001 -- no calibration: look
+        return False
+    return judged * CLEAR_FACTOR < here
 
 
 def sample_look(sandbox, metric: str, tie: NearTie, ref: Reference):
@@ -143,15 +167,16 @@ def _stop(looks: Looks, why: str, spent: float, what: str) -> None:
     raise BoundReached(b, spent, how, rule=why, looks=tie.details(), kept=looks.kept)
 
 
-def _failed(s: Sampler, bound: SlowBound, wl: PerfRuns, capped: PerfRuns) -> None:
+def _failed(s: Sampler, looks: Looks, wl: PerfRuns, capped: PerfRuns) -> None:
     """A concurrent pass's run failed: stopped by the bound, the program's failure, or the sandbox's."""
     if s.failure in PROGRAM_FAILURES:
         e = TimedRunFailed(s.failure, s.error or "a run failed")
-        stopped = bound_failure(bound, wl, capped, TimedRunFailed(s.failure, s.error or ""))
+        stopped = bound_failure(looks.bound, wl, capped, e)
         if stopped is not None:
+            stopped.looks, stopped.kept = looks.tie.details(), looks.kept
             raise stopped from e
         raise e
     raise Unscorable(f"a timed run failed: {s.error}")
 
 
-__all__ = ["kept_passes", "look_at", "Looks", "sample_look", "stop_looks"]
+__all__ = ["kept_passes", "look_at", "Looks", "sample_look", "stop_looks", "clearly_faster", "CLEAR_FACTOR"]

@@ -106,12 +106,12 @@ def clear_cache() -> None:
     forget_kept()
 
 
-def keep_for_task(sandbox, key: tuple, metric: str, compute):
+def keep_for_task(sandbox, key: tuple, metric: str, compute, speed_now: float | None = None):
     """`codegym.timing.kept.keep` for a task's measurement: taken again when the machine's
-    speed moved (time metrics) or it aged (never for exact instruction counts)."""
+    speed (`speed_now`, else read now) moved, or it aged (never for exact instruction counts)."""
     if metric == "instructions":
         return keep(sandbox, key, compute, max_age_s=math.inf)
-    return keep(sandbox, key, compute, speed_now=slowness_now(sandbox, metric))
+    return keep(sandbox, key, compute, speed_now=speed_now or slowness_now(sandbox, metric))
 
 
 def measure_workload(sandbox, wl: PerfRuns, settings: TimingSettings, metric: str,

@@ -386,6 +386,7 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
             stopped = bound_failure(looks.bound, wl, capped, e)
             if stopped is None:
                 raise
+            stopped.looks, stopped.kept = looks.tie.details(), looks.kept
             raise stopped from e
         if m.stopped:
             stop_looks(looks, m.raw_samples[-1] if m.raw_samples else m.median, "the measurement's samples")
