@@ -201,6 +201,10 @@ def wrong_types(root: Path) -> list[str]:
                                       _he("HumanEval/2")])
 
 
+def lone_surrogate(root: Path) -> list[str]:
+    return _import(root, "he.jsonl", [_he("HumanEval/0", prompt="def f():\n    '\ud800'\n"), _he("HumanEval/1")])
+
+
 def same_name(root: Path) -> list[str]:
     return _import(root, "lcb.jsonl", [_lcb("a/b"), _lcb("a_b")])
 
@@ -296,6 +300,7 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("start_time = Infinity", IMPORT, TRACE, inf_start_time, "line 1 (weekly-1-a): start_time"),
     Attack("fields of the wrong type", IMPORT, TRACE, wrong_types,
            "line 1 (HumanEval/0): field 'prompt': expected a string, not int"),
+    Attack("a lone surrogate in a field", IMPORT, TRACE, lone_surrogate, "line 1: a string holds a lone surrogate"),
     Attack("two records, one task name", IMPORT, HALF, same_name, "a second task of the file name a_b.yaml"),
     Attack("a task over the loader's cap", IMPORT, HALF, over_the_loader_cap,
            "lcb/q-huge: the written task does not load"),

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import zlib
 from collections.abc import Iterable, Iterator
@@ -276,11 +277,38 @@ def loads(data: str | bytes, caps: DataCaps = DEFAULT_DATA_CAPS, what: str = "")
         raise DataError(f"{at}not valid JSON: {str(e)[:200]}") from None
     if isinstance(data, str):
         opens = data.count("[") + data.count("{")
+        escapes = _SURROGATE_TEXT.search(data) is not None
     else:
         opens = data.count(b"[") + data.count(b"{")
+        escapes = _SURROGATE.search(data) is not None
     if opens > caps.depth and too_deep(value, caps.depth):
         raise DataError(f"{at}JSON nested too deeply (more than {caps.depth} levels)")
+    if escapes and not _unicode(value):
+        raise DataError(f"{at}a string holds a lone surrogate (\\ud800-\\udfff): not Unicode text")
     return value
+
+
+#: a JSON escape of a UTF-16 surrogate (a pair becomes one character; a lone one stays)
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE_TEXT = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _unicode(value: Any) -> bool:
+    """Whether every string in `value` (keys too) is Unicode text (no lone surrogate)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if type(v) is str:
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+        elif type(v) is list:
+            stack.extend(v)
+        elif type(v) is dict:
+            stack.extend(v)
+            stack.extend(v.values())
+    return True
 
 
 def json_lines(path: str | os.PathLike, caps: DataCaps = DEFAULT_DATA_CAPS,

@@ -26,7 +26,7 @@ from typing import Any
 from codegym.core.jsonl import DEFAULT_DATA_CAPS, DataCaps, DataError, chunks, json_lines, read_json
 from codegym.core.paths import staged_folder
 from codegym.importers.references import verify_references
-from codegym.importers.yamlout import write_suite
+from codegym.importers.yamlout import write_suite, write_suite_file
 from codegym.tasks.load import TaskValidationError, load_task
 
 __all__ = ["read_records", "read_source", "Source", "select_records", "located", "task_name", "missing_fields",
@@ -333,7 +333,16 @@ def write_import(report: ImportReport, out_dir: str | os.PathLike, tasks: Sequen
         names[fname] = str(t["id"])
         kept.append(t)
     with staged_folder(out) as stage:
-        paths = write_suite(stage, kept, validate=False, **suite)
+        write_suite(stage, [], validate=False, **suite)
+        written, paths = [], []
+        for t in kept:
+            try:
+                paths.append(write_suite_file(stage, t))
+            except RECORD_ERRORS as e:   # a value YAML cannot hold: that task only
+                report.skip(str(t["id"]), f"cannot be written: {record_error(e)}", "cannot be written")
+                continue
+            written.append(t)
+        kept = written
         if validate:
             good = []
             for t, p in zip(kept, paths):

@@ -137,6 +137,14 @@ def test_nesting_is_bounded():
     assert loads("[NaN, Infinity]")[1] == float("inf")   # values; fields check their numbers
 
 
+def test_strings_are_unicode_text():
+    assert loads(r'["\ud83d\ude00", {"k": "\u00e9"}]') == ["\U0001f600", {"k": "\u00e9"}]   # a pair is one character
+    for text in (r'["\ud800"]', r'{"\udfff": 1}', r'[["x\uDC00y"]]'):
+        for data in (text, text.encode()):
+            with pytest.raises(DataError, match="lone surrogate"):
+                loads(data)
+
+
 def test_caps_are_data():
     caps = DEFAULT_DATA_CAPS.with_overrides(["ratio=1000", "doc-bytes=2M", "field_bytes=1.5G", "depth=20"])
     assert (caps.ratio, caps.doc_bytes, caps.field_bytes, caps.depth) == (1000, 2 << 20, 3 << 29, 20)

@@ -71,6 +71,19 @@ def test_bad_tasks_are_skip_lines_and_the_rest_is_written(tmp_path):
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a_b.yaml", "fine.yaml", "suite.yaml"]
 
 
+def test_a_task_that_cannot_be_written_is_a_skip_line(tmp_path, monkeypatch):
+    real = common.write_suite_file
+
+    def write(out, task):
+        if task["id"] == "lcb/bad":
+            raise TypeError("cannot write a set value as YAML flow text")
+        return real(out, task)
+    monkeypatch.setattr(common, "write_suite_file", write)
+    rep = import_lcb(_file(tmp_path, _lcb("bad"), _lcb("good")), tmp_path / "out")
+    assert rep.written == ["lcb/good"]
+    assert dict(rep.skipped)["lcb/bad"] == "cannot be written: TypeError: cannot write a set value as YAML flow text"
+
+
 def test_a_report_keeps_the_first_skips_and_counts_all():
     rep = ImportReport("src")
     for i in range(ImportReport.KEEP_SKIPPED + 5):
