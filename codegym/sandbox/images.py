@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -182,6 +183,24 @@ def host_program(name: str) -> tuple[Path, list[tuple[str, Path]]] | None:
     return Path(exe), libs
 
 
+#: a builtin module a distribution's node loads from a file at run time (Debian's nodejs
+#: "externalizes" cjs-module-lexer, undici, acorn: its binary names their paths)
+_SHARED_BUILTIN = re.compile(rb"NODE_SHARED_BUILTIN_[A-Z0-9_]+_PATH=(/[\w./@+-]+\.js)")
+
+
+def runtime_files(exe: Path, libs: list[tuple[str, Path]]) -> list[Path]:
+    """Files besides its shared libraries that the host's program reads at run time and names
+    in its binary (Debian's node: its externalized builtins), those that exist here."""
+    found: set[Path] = set()
+    for f in [exe, *(p for _, p in libs)]:
+        try:
+            data = f.read_bytes()
+        except OSError:
+            continue
+        found.update(Path(m.decode()) for m in _SHARED_BUILTIN.findall(data))
+    return sorted(p for p in found if p.is_file())
+
+
 def host_available(recipe: Recipe) -> bool:
     """Whether the ``host`` method can make `recipe` here (its programs are on PATH)."""
     return bool(recipe.host) and all(shutil.which(p) for p in recipe.host)
@@ -205,14 +224,19 @@ def _host_context(recipe: Recipe) -> tuple[bytes, str]:
             # only what the image lacks: the image's own copies match its C library
             steps.append(f"{{ [ -e {target}/{soname} ] || {{ mkdir -p {target} && "
                          f"cp /tmp/codegym-host/lib/{soname} {target}/; }}; }}")
+        for path in runtime_files(exe, libs):  # at the same place, where the program looks
+            files[f"share{path}"] = (path.read_bytes(), 0o644)
+            steps.append(f"mkdir -p {path.parent} && cp /tmp/codegym-host/share{path} {path}")
         version = subprocess.run([str(exe), "--version"], capture_output=True, text=True, check=False,
                                  timeout=60).stdout.strip()
         notes.append(f"{prog} {version}".strip())
         steps.append(f"/usr/local/bin/{prog} --version")
     note = ", ".join(notes)
     files["lib/.keep"] = (b"", 0o644)
+    files["share/.keep"] = (b"", 0o644)
     # (the programs straight to their place: a copy made by RUN would be a second layer)
     dockerfile = (f"FROM {recipe.base}\nCOPY bin/ /usr/local/bin/\nCOPY lib/ /tmp/codegym-host/lib/\n"
+                  "COPY share/ /tmp/codegym-host/share/\n"
                   f"RUN set -e; {' && '.join(steps)}; rm -rf /tmp/codegym-host\n"
                   f'LABEL codegym.recipe="{recipe.name}" codegym.from-host="{note}"\n')
     files["Dockerfile"] = (dockerfile.encode(), 0o644)
@@ -311,8 +335,16 @@ def task_image(client, dockerfile: str) -> str:
         except docker.errors.ImageNotFound:
             pass
         check_dockerfile(client, dockerfile, "the task's Dockerfile")
-        build_local(client, tag, fileobj=io.BytesIO(dockerfile.encode("utf-8")),
-                    labels={"codegym.task-image": "1"})
+        # the build context is a tar holding the Dockerfile alone (the text itself is not one:
+        # the engine answered "unexpected EOF", which a cached image hid until a fresh machine)
+        data = dockerfile.encode("utf-8")
+        context = io.BytesIO()
+        with tarfile.open(fileobj=context, mode="w") as tf:
+            ti = tarfile.TarInfo("Dockerfile")
+            ti.size, ti.mode = len(data), 0o644
+            tf.addfile(ti, io.BytesIO(data))
+        context.seek(0)
+        build_local(client, tag, fileobj=context, labels={"codegym.task-image": "1"})
         _TASK_IMAGES.add(tag)
     return tag
 

@@ -10,6 +10,7 @@ tests skip with the reason printed, except in CI (``CI=true``), where they fail.
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
 from _tools import docker_or_skip
@@ -84,7 +85,9 @@ PROGRAMS = {
     },
 }
 MAIN = {"python": "main.py", "c": "main.c", "cpp": "main.cpp", "javascript": "main.js"}
-LIMITS = Limits(time_s=1, wall_s=3, memory_mb=256, output_bytes=64 << 10)
+#: the timeout programs spin, so the CPU limit stops them; the wall limit is generous so that a
+#: loaded machine does not turn the others (memory_limit: 256 MB to fill) into wall-clock timeouts
+LIMITS = Limits(time_s=1, wall_s=20, memory_mb=256, output_bytes=64 << 10)
 CASES = [(lang, status) for lang, progs in PROGRAMS.items() for status in progs]
 
 
@@ -325,7 +328,9 @@ def test_a_repository_task_runs_in_the_image_its_dockerfile_builds(dsb, client) 
     from codegym.tasks import repo as swe
 
     base = load_suite("swe").get("swe/centsplit-lost-cent")
-    dockerfile = "FROM codegym/python:3.11\nRUN echo codegym > /opt/codegym-task-image\n"
+    # a Dockerfile of its own each run, so that the image is built here, not found from an
+    # earlier run (a cached image hid a build that failed on every fresh machine)
+    dockerfile = f"FROM codegym/python:3.11\nRUN echo codegym {uuid.uuid4().hex} > /opt/codegym-task-image\n"
     task = base.model_copy(update={"repo": base.repo.model_copy(update={"dockerfile": dockerfile})})
     tag = dsb.image_from_dockerfile(dockerfile)
     assert tag.startswith("codegym/task:") and dsb.image_from_dockerfile(dockerfile) == tag
@@ -337,3 +342,4 @@ def test_a_repository_task_runs_in_the_image_its_dockerfile_builds(dsb, client) 
     bad = base.model_copy(update={"repo": base.repo.model_copy(update={"dockerfile": "FROM codegym/absent:none\n"})})
     rep = judge(bad, dict(swe.reference_files(bad)), sandbox=dsb, split="hidden")
     assert rep.verdict == "sandbox_error" and "could not be built" in rep.message
+    client.images.remove(tag, force=True)  # its tag (a few bytes over codegym/python:3.11)
