@@ -343,3 +343,19 @@ def test_a_repository_task_runs_in_the_image_its_dockerfile_builds(dsb, client) 
     rep = judge(bad, dict(swe.reference_files(bad)), sandbox=dsb, split="hidden")
     assert rep.verdict == "sandbox_error" and "could not be built" in rep.message
     client.images.remove(tag, force=True)  # its tag (a few bytes over codegym/python:3.11)
+
+
+def test_a_host_program_brings_the_files_its_binary_names(tmp_path) -> None:
+    """Debian's node loads some builtins from /usr/share/nodejs (its binary names them):
+    the codegym/node image made from such a host node must carry them (no engine needed)."""
+    from codegym.sandbox.images import runtime_files
+    lexer = tmp_path / "share" / "nodejs" / "cjs-module-lexer" / "lexer.js"
+    lexer.parent.mkdir(parents=True)
+    lexer.write_text("module.exports = {};\n")
+    lib = tmp_path / "libnode.so.108"
+    lib.write_bytes(b"\0\0NODE_OPENSSL_CONF_NAME=nodejs_conf\0NODE_SHARED_BUILTIN_CJS_MODULE_LEXER_LEXER_PATH="
+                    + str(lexer).encode() + b"\", \"NODE_SHARED_BUILTIN_UNDICI_UNDICI_PATH=/nonexistent/undici.js\0")
+    exe = tmp_path / "node"
+    exe.write_bytes(b"\x7fELF no names here")
+    assert runtime_files(exe, [("libnode.so.108", lib)]) == [lexer]      # the existing ones only
+    assert runtime_files(exe, []) == []
