@@ -37,7 +37,7 @@ def _one(attack: Attack, code: Path, timeout: float) -> dict:
         root = Path(d) / "w"
         root.mkdir()
         o: Outcome = run_attack(attack, root, code=code, timeout=timeout)
-        summary = o.summary().replace(str(root) + "/", "").replace(str(root), ".")
+        summary = o.summary(attack.expect).replace(str(root) + "/", "").replace(str(root), ".")
         good = (not o.hung and o.rc in attack.ok_rc and "Traceback" not in o.out and attack.expect in o.out
                 and not o.sentinel and not o.leaked and o.peak_mb < attack.mem_mb)
         return {"outcome": summary, "s": round(o.seconds, 2), "mb": round(o.peak_mb), "sentinel": o.sentinel,

@@ -66,16 +66,19 @@ class Outcome:
     sentinel: bool = False
     leaked: list[str] = field(default_factory=list)
 
-    def summary(self) -> str:
-        """One line: what happened (a hang, a traceback, or the output's decisive line)."""
+    def summary(self, expect: str = "") -> str:
+        """One line: what happened (a hang, a traceback, the line holding `expect`, or the
+        output's decisive line)."""
         if self.hung:
             return "HANG (killed)"
         if "Traceback (most recent call last)" in self.out:
             last = [ln for ln in self.out.strip().splitlines() if ln.strip()][-1]
             return f"TRACEBACK {last.strip()[:140]}"
         lines = [ln.strip() for ln in self.out.splitlines() if ln.strip()]
-        pick = next((ln for ln in lines if "skipped line" in ln or "skipped record" in ln or "ERROR" in ln
-                     or ln.startswith("error") or "not a regular file" in ln), lines[-1] if lines else "")
+        decisive = [ln for ln in lines if "skipped line" in ln or "skipped record" in ln or "ERROR" in ln
+                    or ln.startswith("error") or "not a regular file" in ln]
+        pick = next((ln for ln in lines if expect and expect in ln), None) or next(iter(decisive), None) \
+            or (lines[-1] if lines else "")
         return f"rc={self.rc}: {pick[:150]}"
 
 

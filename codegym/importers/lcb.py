@@ -257,7 +257,8 @@ def _lcb_files(path: Path) -> list[Path]:
 
 
 def _hub_records(name: str) -> list[dict]:
-    """Records of a hub dataset through `datasets` (optional dependency, not installed by codegym)."""
+    """Records of a hub dataset through `datasets` (optional dependency, not installed by codegym);
+    a dataset's own loading script (a stranger's code) is never run (``trust_remote_code`` off)."""
     try:
         import datasets  # noqa: PLC0415 -- optional
     except ImportError:
@@ -265,7 +266,7 @@ def _hub_records(name: str) -> list[dict]:
                            f"a Hugging Face hub dataset) is not installed; download the LCB JSONL files "
                            f"and pass their path instead") from None
     repo, _, version = name.partition(":")
-    kwargs: dict[str, Any] = {"split": "test", "trust_remote_code": True}
+    kwargs: dict[str, Any] = {"split": "test"}
     if version:
         kwargs["version_tag"] = version
     try:
