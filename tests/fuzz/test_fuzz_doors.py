@@ -11,7 +11,8 @@ Two parts:
   bounded peak memory, the one line naming the bad item, no traceback, the exit status of a
   clean refusal, no sentinel written, no host file's content (`SECRET`) in the output or in
   any file written, and what an import leaves behind whole;
-- fuzzing: records of each importer's schema with fields replaced by values of every
+- fuzzing: replay records and eval / synthesis configs with fields of any type (one line
+  each, only ``file:line`` errors); records of each importer's schema with fields replaced by values of every
   kind (wrong types, deep nesting, non-finite and huge numbers, control characters, shell
   text naming a sentinel) and lines of junk: an import never raises (only a file that is
   not records at all is an `ImportError_`), every record is written or skipped with one
@@ -37,6 +38,10 @@ from _tools import need_bwrap
 from hypothesis import given
 from hypothesis import strategies as st
 
+from codegym.cli.replay import replay_episode
+from codegym.core.keys import KeyGrants
+from codegym.evaluation.config import ConfigError, load_config
+from codegym.evaluation.synthesis import load_synthesis_config
 from codegym.importers.common import ImportError_
 from codegym.importers.humaneval import import_humaneval
 from codegym.importers.lcb import import_lcb
@@ -191,6 +196,64 @@ def test_fuzzed_records_never_end_an_import(tmp_path_factory, schema):
     check()
 
 
+# --------------------------------------------------------------------------- fuzzed replay records and configs
+
+_EPISODE = {"kind": "episode", "task_id": "examples/bracket-depth", "verdict": "accepted", "key": "k",
+            "passed": 1, "total": 1, "final_files": {"main.py": "print(1)"}, "metadata": {"language": "python"},
+            "steps": [{"diff": "", "pre_state": "x", "judge": {"passed": 1}}], "group_id": "g", "suite": "examples"}
+
+
+class _NoTasks:
+    def get(self, task_id, label=None):
+        return None
+
+
+@budget(150)
+@given(st.dictionaries(st.sampled_from(sorted(_EPISODE) + ["seed", "language", "task_hash", "sample_index"]),
+                       _VALUES, max_size=4))
+def test_fuzzed_replay_records_are_one_line_each(changes):
+    """Any mix of fields of any type: `replay_episode` answers with one line, never raises."""
+    rec = {**_EPISODE, **changes}
+    got = replay_episode("line 3", rec, _NoTasks(), sandbox=None)
+    assert got.status in ("error", "skipped"), got
+    assert got.message.strip() and "\n" not in got.message and "Traceback" not in got.message, got.message
+    assert "\n" not in got.line()
+
+
+_CONFIG = {"agents": ["oracle"], "suites": [{"suite": "examples", "ids": ["examples/run-length"]}], "max_turns": 1,
+           "seeds": [0], "out": "out", "progress": False, "report": False,
+           "synthesis": {"exports": ["chat"]}}
+
+
+@pytest.mark.timeout(600)
+def test_fuzzed_configs_are_file_line_errors(tmp_path_factory):
+    """Eval and synthesis configs with fields of any type, nested, non-finite, naming keys and
+    paths: only `ConfigError` (``file:line: field: message``) comes out, never another exception."""
+    @budget(60)
+    @given(st.dictionaries(st.sampled_from(sorted(_CONFIG) + ["agents", "timing", "reward", "workers",
+                                                              "samples", "k", "keys"]), _VALUES, max_size=3),
+           st.booleans())
+    def check(changes, synth):
+        d = tmp_path_factory.mktemp("cfg")
+        data = {**_CONFIG, **changes}
+        if not synth:
+            data.pop("synthesis", None)
+        path = d / "cfg.yaml"
+        try:
+            path.write_text(json.dumps(data, allow_nan=True), encoding="utf-8", errors="surrogatepass")
+        except ValueError:
+            return
+        try:
+            if synth:
+                load_synthesis_config(path, keys=KeyGrants())
+            else:
+                load_config(path, keys=KeyGrants())
+        except ConfigError as e:
+            for err in e.errors:
+                assert str(err).startswith("cfg.yaml:") or str(err).startswith(str(path)), str(err)
+    check()
+
+
 # --------------------------------------------------------------------------- the index
 
 #: every attack class of issue 28 (its list, in its words) -> the tests that cover it
@@ -243,7 +306,11 @@ ISSUE_28: dict[str, list[str]] = {
         "tests/importers/test_harbor_attacks.py::test_a_hostile_folder_is_refused_before_any_image",
         "tests/importers/test_harbor_attacks.py::test_an_image_attack_costs_its_folder_one_line_and_the_others_import"],
     "tracebacks: replay records whose steps / final_files / metadata have the wrong type": [
-        "tests/cli/test_replay.py::test_malformed_records_are_one_line_each_and_the_rest_goes_on"],
+        "tests/cli/test_replay.py::test_malformed_records_are_one_line_each_and_the_rest_goes_on",
+        "tests/fuzz/test_fuzz_doors.py::test_fuzzed_replay_records_are_one_line_each"],
+    "eval and synthesis configs of any shape (types, nesting, non-finite numbers)": [
+        "tests/fuzz/test_fuzz_doors.py::test_fuzzed_configs_are_file_line_errors",
+        "tests/fuzz/test_fuzz_yaml.py::test_bombs_end_in_bounded_work_with_a_line"],
     "one bad item stops the batch; a duplicate name overwrites; half-written output": [
         "tests/importers/test_harbor_attacks.py::test_refusals_come_before_any_build_and_a_duplicate_name_never_overwrites",
         "tests/importers/test_harbor_attacks.py::test_a_task_failing_late_writes_nothing_and_keeps_the_earlier_import",
