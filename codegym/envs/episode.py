@@ -203,6 +203,10 @@ class EpisodeEnv(gym.Env[str, str]):
         """The files the judge sees."""
         return self.workspace.files
 
+    def _current_files(self) -> dict[str, str]:
+        """The workspace's files now (a fresh dict; `info["files"]`)."""
+        return self.workspace.files
+
     # ------------------------------------------------------------------ helpers
 
     @property
@@ -240,7 +244,7 @@ class EpisodeEnv(gym.Env[str, str]):
             "turns_left": self.max_turns - self.turn,
             "language": self.language,
             "main_file": self.main_file,
-            "files": self.workspace.files,
+            "files": self._current_files(),
             "diff": "",
             "cumulative_diff": self._cumulative_diff,
             "diff_units": [],

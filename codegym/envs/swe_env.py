@@ -67,7 +67,7 @@ def new_workspace(base: BaseTree) -> Workspace:
 # --------------------------------------------------------------------------- environments
 
 #: seconds `reset` waits for a task's environment before leaving its build to the background
-READY_WAIT_S = 0.5
+READY_WAIT_S = 0.1
 _PREPARING: dict[tuple, concurrent.futures.Future] = {}
 _PREP_LOCK = threading.Lock()
 _BUILDER = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="codegym-envbuild")
@@ -178,9 +178,17 @@ class SWEEnv(CodeEnv):
 
     # ------------------------------------------------------------------ repository tools and prompt
 
+    def _current_files(self) -> dict[str, str]:
+        # nothing edited yet (version 0, undo included): the base's files, already in memory --
+        # reading a large checkout back from disk at every reset took seconds
+        if self.base is not None and self.workspace is not None and self.workspace.version == 0:
+            return dict(self.base.files)
+        return self.workspace.files
+
     def _prompt(self) -> str:
         task = self.task
-        paths = self.workspace.list()
+        paths = sorted(self.base.files) if self.workspace.version == 0 and self.base is not None \
+            else self.workspace.list()
         listing = "\n".join(paths[:MAX_LISTING])
         if len(paths) > MAX_LISTING:
             listing += f"\n... ({len(paths) - MAX_LISTING} more; use list_files)"
