@@ -24,15 +24,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codegym.core.paths import staged_folder
 from codegym.core.version import __version__
 from codegym.importers.harbor_import import ImportResult, build_command, import_harbor
 from codegym.importers.harbor_read import WORKDIR_DEFAULT, HarborError, HarborTask, find_task_folders, read_harbor_task
@@ -221,24 +219,16 @@ def export_task(task: Any, out: Path, sandbox: Any = None, correctness_only: boo
     if why:
         raise HarborError(f"{task.id}: {why}")
     cases = materialize(task, "hidden", sandbox)
-    Path(out).mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=".codegym-export-", dir=out))
-    try:
-        _write_folder(task, cases, stage / "t", correctness_only)
-        final = Path(out) / harbor_name(task.id)
-        trash = stage / "old"
-        if final.exists():
-            os.replace(final, trash)
-        os.replace(stage / "t", final)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
+    final = Path(out) / harbor_name(task.id)
+    with staged_folder(final) as stage:
+        _write_folder(task, cases, stage, correctness_only)
     return final
 
 
 def _write_folder(task: Any, cases: list, folder: Path, correctness_only: bool) -> None:
     env, tests, sol = folder / "environment", folder / "tests", folder / "solution"
     for d in (env / "app", tests, sol):
-        d.mkdir(parents=True)
+        d.mkdir(parents=True, exist_ok=True)
     starter = task.starter_files()
     for rel, text in starter.items():
         (env / "app" / rel).parent.mkdir(parents=True, exist_ok=True)

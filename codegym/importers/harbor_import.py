@@ -35,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from codegym.core.paths import write_atomic
 from codegym.importers.harbor_bases import stand_in as debian_stand_in
 from codegym.importers.harbor_env import (
     BASE_COPY,
@@ -275,7 +276,5 @@ def import_harbor(src: str | Path, out: str | Path, suite: str | None = None,
 
 
 def _write_suite_yaml(out: Path, name: str, description: str) -> None:
-    tmp = out / ".suite.yaml.tmp"
-    tmp.write_text(yaml.safe_dump({"suite": {"name": name, "description": description}}, sort_keys=False),
-                   encoding="utf-8")
-    os.replace(tmp, out / "suite.yaml")
+    write_atomic(out / "suite.yaml", yaml.safe_dump({"suite": {"name": name, "description": description}},
+                                                    sort_keys=False), mode=0o644)
