@@ -21,6 +21,7 @@ real codegym modules (so tests can run it without a container).
 from __future__ import annotations
 
 import argparse
+import errno
 import hashlib
 import json
 import os
@@ -116,6 +117,12 @@ class ProcessSandbox(Sandbox):
             lim = limits or COMPILE_LIMITS
             r = self._exec(spec.compile_argv(lim.memory_mb), d, b"", lim, spec, phase="compile", drop=False)
             b.result, b.ok = r, r.status == "ok"
+        for dirpath, _dirs, names in os.walk(d):   # runs link these files: readable, not writable, by them
+            os.chmod(dirpath, 0o755)
+            for n in names:
+                full = os.path.join(dirpath, n)
+                if not os.path.islink(full):
+                    os.chmod(full, (os.stat(full).st_mode & 0o111 and 0o755) or 0o644)
         return b
 
     def run(self, build: Build, stdin: str | bytes = "", limits: Limits | None = None,
@@ -125,14 +132,20 @@ class ProcessSandbox(Sandbox):
         lim = limits or Limits()
         d = tempfile.mkdtemp(prefix="run-", dir=self.root)
         try:
-            shutil.copytree(build.artifacts, d, dirs_exist_ok=True)
+            # the build's files are hard-linked, never copied: a copy holds the executable open
+            # for writing while another thread forks, and the child's copy of that descriptor
+            # makes this run's exec fail with ETXTBSY ("Text file busy": a sandbox_error, no
+            # reward -- the cause of a Harbor trial's reward None on a loaded machine)
+            linked = _link_tree(build.artifacts, d)
             _lay_out(d, {p: (c.encode("utf-8") if isinstance(c, str) else bytes(c))
                          for p, c in (extra_files or {}).items()})
-            if self.drop:
+            if self.drop:   # the run's own files and folders; the linked build files stay root's, read-only
                 for dirpath, _dirs, names in os.walk(d):
                     os.chown(dirpath, NOBODY, NOBODY)
                     for n in names:
-                        os.chown(os.path.join(dirpath, n), NOBODY, NOBODY)
+                        full = os.path.join(dirpath, n)
+                        if full not in linked:
+                            os.chown(full, NOBODY, NOBODY)
             data = stdin.encode("utf-8") if isinstance(stdin, str) else bytes(stdin)
             return self._exec([*spec.run_argv(lim.memory_mb), *argv], d, data, lim, spec, drop=self.drop)
         finally:
@@ -146,12 +159,17 @@ class ProcessSandbox(Sandbox):
               drop: bool = False) -> ExecResult:
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": cwd, **dict(spec.env or {})}
         t0 = time.monotonic()
-        try:
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, preexec_fn=_preexec(lim, spec, drop))
-        except OSError as e:
-            raw = RawOutcome(None, None, 0.0, 0.0, 0, exec_error=f"cannot run {argv[0]}: {e}")
-            return classify(raw, b"", b"", lim, phase)
+        for attempt in range(6):
+            try:
+                proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, preexec_fn=_preexec(lim, spec, drop))
+                break
+            except OSError as e:
+                if e.errno == errno.ETXTBSY and attempt < 5:   # a write descriptor another fork still holds
+                    time.sleep(0.02 * (attempt + 1))
+                    continue
+                raw = RawOutcome(None, None, 0.0, 0.0, 0, exec_error=f"cannot run {argv[0]}: {e}")
+                return classify(raw, b"", b"", lim, phase)
         killed: list[str] = []
 
         def kill(why: str) -> None:
@@ -198,8 +216,29 @@ def _lay_out(d: str, files: Mapping[str, bytes]) -> None:
             continue
         path = os.path.join(d, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
+        if os.path.lexists(path):
+            os.unlink(path)          # never write through a link into the build's files
         with open(path, "wb") as f:
             f.write(data)
+
+
+def _link_tree(src: str, dst: str) -> set[str]:
+    """Hard-link every file of `src` into `dst` (a copy where linking fails); the paths linked."""
+    linked = set()
+    for dirpath, _dirs, names in os.walk(src):
+        rel = os.path.relpath(dirpath, src)
+        target = os.path.normpath(os.path.join(dst, rel))
+        os.makedirs(target, exist_ok=True)
+        for n in names:
+            a, b = os.path.join(dirpath, n), os.path.join(target, n)
+            if os.path.lexists(b):
+                os.unlink(b)
+            try:
+                os.link(a, b, follow_symlinks=False)
+                linked.add(b)
+            except OSError:
+                shutil.copy2(a, b, follow_symlinks=False)
+    return linked
 
 
 # --------------------------------------------------------------------------- the judge
