@@ -339,8 +339,9 @@ def test_the_exported_verifier_never_fails_a_run_with_text_file_busy():
     verifier copied the compiled program into every run directory while other threads
     forked; a fork holding the copy's write descriptor made the run's exec fail with
     ETXTBSY ("Text file busy": sandbox_error, so no reward file). About 1 run in 640 failed
-    so before (these 1,536 runs caught it in 5 tries of 5 on main's code, load ~15); the build's files are now hard-linked (and an exec retried on ETXTBSY). Also:
-    a run (as nobody) cannot write the shared build files."""
+    so before (these 1,536 runs caught it in 5 tries of 5 on the code before, load ~15);
+    the build's files are now hard-linked (and an exec retried on ETXTBSY). Also: a run
+    (as nobody) cannot write the shared build files."""
     if shutil.which("gcc") is None or os.geteuid() != 0:
         pytest.skip("needs gcc and root (the verifier drops to nobody as root)")
     from codegym.core.limits import Limits
