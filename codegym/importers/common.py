@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from codegym.core.jsonl import DEFAULT_DATA_CAPS, DataCaps, DataError, chunks, json_lines, read_json
-from codegym.core.paths import staged_folder
+from codegym.core.paths import display_path, staged_folder
 from codegym.importers.references import verify_references
 from codegym.importers.yamlout import write_suite, write_suite_file
 from codegym.tasks.load import TaskValidationError, load_task
@@ -349,8 +349,8 @@ def write_import(report: ImportReport, out_dir: str | os.PathLike, tasks: Sequen
                 try:
                     load_task(p)
                 except (TaskValidationError, ValueError, OSError) as e:
-                    report.skip(str(t["id"]), "the written task does not load: "
-                                + " ".join(str(e).replace(str(stage), str(out)).split())[:300],
+                    why = str(e).replace(str(stage), str(out)).replace(display_path(stage), display_path(out))
+                    report.skip(str(t["id"]), "the written task does not load: " + " ".join(why.split())[:300],
                                 "the written task does not load")
                     p.unlink()
                     continue

@@ -87,6 +87,7 @@ def test_an_attack_on_a_door_is_one_line_bounded_and_harmless(tmp_path, attack):
     assert o.rc in attack.ok_rc, (o.rc, o.out[-2000:])
     hits = [ln for ln in o.out.splitlines() if attack.expect in ln]
     assert len(hits) == 1, (attack.expect, o.out[-2000:])      # one clear line for the bad item
+    assert ".tmp" not in hits[0], hits[0]                         # naming the files the user sees
     assert not o.sentinel, "a program named by the input ran on the host"
     assert not o.leaked, f"the host file's content is in {o.leaked}"
     assert o.peak_mb < attack.mem_mb, f"peak memory {o.peak_mb:.0f} MB (bound {attack.mem_mb} MB)"
