@@ -289,8 +289,10 @@ def add_swebench_import(import_subparsers) -> argparse.ArgumentParser:
         description="Import SWE-bench-schema task instances (fields instance_id, repo, base_commit, patch, "
                     "test_patch, problem_statement, FAIL_TO_PASS, PASS_TO_PASS, version, "
                     "environment_setup_commit; SWE-rebench's install_config) into a suite folder of repo "
-                    "tasks. Each task's tests run in an environment built once per repository, version and "
-                    "packages (pip, when first judged); the tests themselves run offline.")
+                    "tasks. Each task's tests run in an environment made as SWE-bench's harness makes it "
+                    "(its per-version spec, SWE-rebench's install_config, else the declared dependencies; the "
+                    "repository installed at its base commit), built inside the sandbox once per repository, "
+                    "version, packages and Python when first judged; the tests themselves run offline.")
     p.add_argument("file", metavar="FILE", help="instances: .json (list) or .jsonl, optionally .gz")
     p.add_argument("--out", required=True, metavar="DIR", help="suite folder to write (e.g. tasks/swebench)")
     p.add_argument("--suite-name", default=None, help="suite part of the task ids (default: the folder name)")
@@ -303,10 +305,10 @@ def add_swebench_import(import_subparsers) -> argparse.ArgumentParser:
                    help="repository URL or path template: {repo} (owner/name), {owner}, {name}, {repo_plus} "
                         "(owner+name). The default, GitHub, needs the network: offline, name a local mirror")
     p.add_argument("--install", action="append", default=None, metavar="[OWNER/NAME=]REQ",
-                   help="pip requirement added to the tests' environment (repeatable), to every record's or, as "
-                        "owner/name=REQ, to that repository's; it adds to the record's list (the record's own, else "
-                        "pytest and what the repository declares at its environment commit); a distribution the "
-                        "list names again takes this version")
+                   help="PEP 508 requirement added to the tests' environment (repeatable), to every record's or, "
+                        "as owner/name=REQ, to that repository's; it adds to the recipe's last pip call (SWE-bench's "
+                        "spec, SWE-rebench's install_config, else pytest and what the repository declares); a "
+                        "distribution the list names again takes this version")
     p.add_argument("--setup", action="append", default=None, metavar="SHELL",
                    help="shell command run once per checkout before the tests (repeatable; no network then)")
     p.add_argument("--env", action="append", default=None, metavar="NAME=VALUE",
