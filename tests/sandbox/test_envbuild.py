@@ -95,6 +95,16 @@ def _attack(world) -> str:
         """)
 
 
+def _evil_requirement(world, tmp_path: Path) -> str:
+    """``evilpkg @ file:///<a host folder>``: a package whose setup.py is `_attack`."""
+    pkg = tmp_path / "evilpkg"
+    (pkg / "evilpkg").mkdir(parents=True)
+    (pkg / "evilpkg" / "__init__.py").write_text("")
+    (pkg / "setup.py").write_text(_attack(world) + "from setuptools import setup\nsetup(name='evilpkg', "
+                                  "version='1', packages=['evilpkg'])\n")
+    return f"evilpkg @ file://{pkg}"
+
+
 def _no_trace(world, *reports: str) -> None:
     for p in world["sentinels"]:
         assert not p.exists(), f"a build wrote {p} on the host"
@@ -242,12 +252,7 @@ def test_the_docker_backend_runs_the_same_environment_in_its_images(world, tmp_p
 def test_a_file_url_requirement_never_runs_on_the_host(world, tmp_path):
     """``x @ file:///<a package whose setup.py writes a sentinel>``: refused from a task file; given
     on the command line it is installed inside the sandbox, where the host's folder is not there."""
-    pkg = tmp_path / "evilpkg"
-    (pkg / "evilpkg").mkdir(parents=True)
-    (pkg / "evilpkg" / "__init__.py").write_text("")
-    (pkg / "setup.py").write_text(_attack(world) + "from setuptools import setup\nsetup(name='evilpkg', "
-                                  "version='1', packages=['evilpkg'])\n")
-    req = f"evilpkg @ file://{pkg}"
+    req = _evil_requirement(world, tmp_path)
     repo = _git_repo(tmp_path / "repo", {"tests/test_x.py": "def test_x():\n    pass\n"})
     task = Task.model_validate({
         "id": "t/url", "kind": "repo", "language": "python", "statement": "s", "limits": LIMITS,
@@ -268,12 +273,7 @@ def test_a_file_url_requirement_in_a_build_container(world, tmp_path):
     host's folder is not mounted."""
     docker_or_skip()
     _root_or_skip("3.13")
-    pkg = tmp_path / "evilpkg"
-    (pkg / "evilpkg").mkdir(parents=True)
-    (pkg / "evilpkg" / "__init__.py").write_text("")
-    (pkg / "setup.py").write_text(_attack(world) + "from setuptools import setup\nsetup(name='evilpkg', "
-                                  "version='1', packages=['evilpkg'])\n")
-    req = f"evilpkg @ file://{pkg}"
+    req = _evil_requirement(world, tmp_path)
     with pytest.raises(EnvBuildError) as e:
         build_env(EnvSpec(repo="codegym/url", packages=(req,), trusted=(req,), python="3.13"), "docker")
     assert "pip install" in str(e.value)
