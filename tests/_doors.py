@@ -20,7 +20,6 @@ import io
 import json
 import os
 import pickle
-import resource
 import signal
 import subprocess
 import sys
@@ -384,8 +383,22 @@ EXTRA_ATTACKS: tuple[Attack, ...] = (
 # --------------------------------------------------------------------------- running one
 
 
-def _limit_as() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, resource.getrlimit(resource.RLIMIT_AS)[1]))
+#: ``python -m codegym`` with the address-space safety net, writing its peak memory (KB) at
+#: exit to argv[1]: its own high-water mark (VmHWM: a fresh one since the exec) and its
+#: children's. Not ``ru_maxrss`` of wait4: a child forked from a large process (a test worker
+#: of 600 MB) starts with the parent's resident set as its own maximum, so every attack would
+#: measure the worker, not itself.
+_LAUNCH = """
+import atexit, resource, runpy, sys
+def _peak(path=sys.argv[1]):
+    hwm = next((int(ln.split()[1]) for ln in open('/proc/self/status') if ln.startswith('VmHWM:')), 0)
+    with open(path, 'w') as f:
+        f.write(str(max(hwm, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)))
+atexit.register(_peak)
+resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, resource.getrlimit(resource.RLIMIT_AS)[1]))
+sys.argv = ['codegym', *sys.argv[2:]]
+runpy.run_module('codegym', run_name='__main__', alter_sys=True)
+""".replace("AS_LIMIT", str(AS_LIMIT))
 
 
 def _written(root: Path, since: float) -> list[Path]:
@@ -429,9 +442,9 @@ def _run(attack: Attack, root: Path, code: Path, timeout: float, server) -> Outc
     out_path = root / ".attack-output"
     t0 = time.monotonic()
     with open(out_path, "wb") as out:
-        p = subprocess.Popen([sys.executable, "-m", "codegym", *argv], cwd=root, env=env, stdout=out,
-                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                             preexec_fn=_limit_as)
+        peak_path = root / ".attack-peak"
+        p = subprocess.Popen([sys.executable, "-c", _LAUNCH, str(peak_path), *argv], cwd=root, env=env, stdout=out,
+                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         hung, status, ru = False, None, None
         while True:
             pid, status, ru = os.wait4(p.pid, os.WNOHANG)
@@ -447,11 +460,16 @@ def _run(attack: Attack, root: Path, code: Path, timeout: float, server) -> Outc
     seconds = time.monotonic() - t0
     text = out_path.read_text(errors="replace")
     out_path.unlink()
+    try:   # killed (a hang): wait4's maximum, an upper bound
+        peak_mb = int(peak_path.read_text()) / 1024
+        peak_path.unlink()
+    except (OSError, ValueError):
+        peak_mb = ru.ru_maxrss / 1024 if ru else 0.0
     leaked = [str(f.relative_to(root)) for f in _written(root, t_files)
               if f != root / "host" / "secret.txt" and SECRET.encode() in f.read_bytes()]
     if SECRET in text:
         leaked.append("(output)")
     if server is not None and any(SECRET in str(h) for h in server.headers):
         leaked.append("(sent to the config's server)")
-    return Outcome(None if hung else p.returncode, text, seconds, ru.ru_maxrss / 1024 if ru else 0.0, hung,
+    return Outcome(None if hung else p.returncode, text, seconds, peak_mb, hung,
                    (root / "SENTINEL").exists() or any(root.parent.glob("SENTINEL")), leaked)

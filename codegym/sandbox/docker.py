@@ -26,6 +26,7 @@ from __future__ import annotations
 import collections
 import os
 import threading
+import time
 import uuid
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -427,12 +428,19 @@ def _cleanup(slots: list[ContainerSlot], reaper: ThreadPoolExecutor, client, ins
     for s in slots:
         s.stop()
     reaper.shutdown(wait=True)
-    # anything of ours the slots lost track of (a start interrupted mid-way)
-    try:
-        for c in client.api.containers(all=True, filters={"label": [f"{LABEL_INSTANCE}={instance}"]}):
+    # anything of ours the slots lost track of (a start interrupted mid-way), until none is
+    # listed: on a loaded engine a removal can time out or still be in progress when listed
+    end = time.monotonic() + 60
+    while True:
+        try:
+            left = client.api.containers(all=True, filters={"label": [f"{LABEL_INSTANCE}={instance}"]})
+        except docker.errors.DockerException:
+            break
+        if not left or time.monotonic() > end:
+            break
+        for c in left:
             remove_container(client, c["Id"], None)
-    except docker.errors.DockerException:
-        pass
+        time.sleep(0.2)
     try:
         client.close()
     except Exception:  # noqa: BLE001

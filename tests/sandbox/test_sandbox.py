@@ -20,6 +20,7 @@ from _tools import need_bwrap
 from codegym.core.limits import Limits
 from codegym.sandbox import ExecResult, RunRequest, launcher, make_sandbox
 from codegym.sandbox.local import LocalSandbox
+from codegym.sandbox.repoenv import env_root
 from codegym.sandbox.requests import imported_modules
 
 MODES = ["bwrap", "rlimits"]
@@ -424,19 +425,32 @@ def test_clean_environment(sb, monkeypatch):
 
 
 def test_read_only_system_and_hidden_host(bw):
+    envs = str(env_root())
     src = ("import os\nout = []\nfor p in ['/usr/x', '/etc/x', '/x', '/bin/x', '/builds/x']:\n"
            "    try:\n        open(p, 'w')\n        out.append('WROTE ' + p)\n    except OSError as e:\n"
            "        out.append(type(e).__name__)\n"
-           "for p in ['/work', '/root', '/home', '/work/main', '/etc/shadow', '/var']:\n"
+           "for p in ['/work', '/root', '/home', '/work/main', '/etc/shadow', '/var', '/var/lib/dpkg', '/var/log']:\n"
            "    out.append(p + ':' + str(os.path.exists(p)))\n"
+           f"envs, seen = {envs!r}, []\n"
+           "for d, ds, fs in os.walk('/var'):\n"
+           "    seen += [os.path.join(d, n) for n in ds + fs if not envs.startswith(os.path.join(d, n) + '/')"
+           " and os.path.join(d, n) != envs]\n"
+           "    ds[:] = [n for n in ds if envs.startswith(os.path.join(d, n) + '/')]\n"
+           "print(sorted(seen))\n"
            "open('/tmp/ok', 'w').write('x'); open('ok', 'w').write('x')\n"
            "print(' '.join(out), os.getuid() != 0)\n")
     r = py(bw, src)
     assert r.status == "ok", r
     assert "WROTE" not in r.stdout
-    for p in ["/work", "/root", "/home", "/work/main", "/etc/shadow", "/var"]:
-        assert f"{p}:False" in r.stdout
-    assert r.stdout.strip().endswith("True")
+    outside, line = r.stdout.strip().splitlines()
+    # of /var, only the repository environments are there (read-only, docs/sandbox.md), and
+    # only while they live there: nothing else of the host's /var is
+    assert outside == "[]", outside
+    for p in ["/work", "/root", "/home", "/work/main", "/etc/shadow", "/var/lib/dpkg", "/var/log"]:
+        assert f"{p}:False" in line
+    if not envs.startswith("/var/"):
+        assert "/var:False" in line
+    assert line.endswith("True")
 
 
 def test_no_network(bw):
