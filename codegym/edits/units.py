@@ -9,8 +9,7 @@ the action text that wrote it (`codegym.edits.spans.attach_spans`). Units of
 different trajectories are grouped by signature and `unit_similarity` in
 `codegym.rollout`. Code with syntax errors, or without a grammar, gives
 hunk-level units; nothing here raises on file content. docs/edits.md has the
-details. Re-exported for callers of units: `DiffUnit`, `attach_spans`,
-`line_similarity`, `normalise_lines`, `parser_for`, `unified_diff`.
+details.
 """
 
 from __future__ import annotations
@@ -22,24 +21,11 @@ from difflib import SequenceMatcher
 from codegym.core.languages import language_of_path
 from codegym.edits.records import DiffUnit, EditBlock, EditSpan
 from codegym.edits.scopes import MODULE, SPECS, Label, Outline, common_label, resolve_labels, scope_name
-from codegym.edits.similarity import line_similarity, normalise_lines
+from codegym.edits.similarity import line_similarity
 from codegym.edits.spans import attach_spans
 from codegym.edits.text import common_indent
-from codegym.edits.textdiff import diff_opcodes, group_hunks, line_text, split_lines, unified_diff
-from codegym.edits.trees import canonical, parse_pair, parser_for, remember, thread_lru
-
-__all__ = [
-    "DiffUnit",
-    "split_units",
-    "attach_spans",
-    "line_similarity",
-    "unit_similarity",
-    "normalise_lines",
-    "language_for_path",
-    "parser_for",
-    "unified_diff",
-    "GRANULARITIES",
-]
+from codegym.edits.textdiff import diff_opcodes, group_hunks, line_text, split_lines
+from codegym.edits.trees import canonical, parse_pair, remember, thread_lru
 
 GRANULARITIES = ("hunk", "function", "statement")
 

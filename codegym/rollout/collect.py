@@ -31,16 +31,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from codegym.envs.registration import register_envs
 from codegym.rollout.episode import play_episode
-from codegym.rollout.jobs import EpisodeJob, copy_agent, episode_seed, group_id_for, make_jobs
+from codegym.rollout.jobs import EpisodeJob, copy_agent, make_jobs
 from codegym.rollout.ray_collect import run_jobs_ray
 from codegym.rollout.records import Trajectory, append_jsonl, read_jsonl, repair_jsonl
 
-# the jobs and the one-episode player are re-exported: they were first defined here
-__all__ = ["collect", "Collected", "EpisodeJob", "play_episode", "make_jobs", "group_id_for", "episode_seed",
-           "copy_agent"]
 
-
-class Collected(list):
+class Collected(list[Trajectory]):
     """What `collect` returns: the trajectories (a list), and `stats` -- ``episodes``
     collected, ``infra_retries`` (episodes replayed because the judge failed), and
     ``no_sample`` (episodes dropped: the infrastructure failed every replay)."""
@@ -335,7 +331,7 @@ def _run(backend: str, workers: str, make_env: Callable[[], gym.Env] | None, giv
 def collect(env_id_or_env: str | gym.Env | Sequence[gym.Env], agent: Any, tasks: Any = None, group_size: int = 1,
             num_envs: int = 1, seed: int = 0, out: str | Path | None = None,
             env_kwargs: dict[str, Any] | None = None, progress: bool = True, backend: str = "local",
-            max_episodes: int | None = None, workers: str = "thread") -> list[Trajectory]:
+            max_episodes: int | None = None, workers: str = "thread") -> Collected:
     """Play `group_size` episodes of each task; returns them ordered by (group, sample index)
     (a `Collected` list: its `stats` count the episodes the infrastructure made replay or drop).
 

@@ -20,7 +20,7 @@ PKG = Path(__file__).resolve().parents[2] / "codegym"
 LAYERS = ["core", "sandbox", "timing", "tasks", "edits", "judge", "wrappers", "envs", "agents",
           "rollout", "evaluation", "importers", "integrations", "cli"]
 #: the package's front door: may import any layer, imported by none
-FACADE = {"codegym", "codegym.__main__", "codegym.task"}
+FACADE = {"codegym", "codegym.__main__"}
 MAX_LINES = 700
 
 

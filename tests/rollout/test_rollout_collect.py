@@ -18,7 +18,8 @@ import pytest
 import codegym
 from codegym.agents import MutantAgent, OracleAgent
 from codegym.rollout import Step, Trajectory, collect, read_jsonl, write_jsonl
-from codegym.rollout.collect import EpisodeJob, make_jobs, play_episode
+from codegym.rollout.episode import play_episode
+from codegym.rollout.jobs import EpisodeJob, make_jobs
 from codegym.rollout.records import append_jsonl, repair_jsonl, state_hash
 
 ENV = "codegym/Suite-v0"

@@ -364,7 +364,7 @@ class HeldOracle:
 
 
 def test_ray_collect_worker_killed_job_retried(cluster, tmp_path):
-    from codegym.rollout.collect import make_jobs
+    from codegym.rollout.jobs import make_jobs
     from codegym.rollout.ray_collect import run_jobs_ray
     # the test module may not be importable on workers: ship the agent's class by value
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
