@@ -29,7 +29,7 @@ prints, per phase, with the load average over it:
    passes the identical one is stopped (a tie decided cheaply), and how often the 1.1x
    one is (a real speedup lost: target <= 5 %), with how often the kept baseline was reused.
 
-    python3 benchmarks/timing_noise.py [--minutes M] [--quick] [--json FILE]
+    python3 benchmarks/timing_noise.py [--minutes M] [--quick] [--ties-only] [--json FILE]
 
 `--quick`: 3 minutes per phase. The programs read their size from stdin, so the
 compiler cannot fold the work away.
@@ -54,7 +54,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from codegym import timing as T  # noqa: E402
 from codegym.sandbox import make_sandbox  # noqa: E402
-from codegym.timing.kept import MAX_LOOKS  # noqa: E402
 from codegym.timing.measurement import Sampler, as_requests  # noqa: E402
 from codegym.timing.metrics import DEFAULT_MIN_EFFECT, DEFAULT_MIN_WORTH  # noqa: E402
 from codegym.timing.sequential import log_wealth_paths  # noqa: E402
@@ -139,48 +138,57 @@ class Neighbour:
 
 # --------------------------------------------------------------------------- one phase
 
-def run_phase(sb, progs: dict, minutes: float, instr_every: int, log) -> dict:
+def run_phase(sb, progs: dict, minutes: float, instr_every: int, log, ties_only: bool = False) -> dict:
     """Rounds of measurements until `minutes` are spent; every record of the phase. (Per round,
-    two comparisons of the identical pair per language: its rate needs the most trials.)"""
+    two comparisons of the identical pair per language: its rate needs the most trials.)
+    `ties_only`: table 4's near-ties alone (many more of them per minute)."""
     rec: dict = {"measure": [], "compare": [], "single": [], "instructions": [], "load": [], "ties": []}
     t_end = time.monotonic() + 60 * minutes
     rnd = 0
     while time.monotonic() < t_end:
         rec["load"].append(os.getloadavg()[0])
+        if not ties_only:
+            measure_round(sb, progs, rec, instr_every and rnd % instr_every == 0)
         for lang, p in progs.items():
-            r = sb.run(p["a"], stdin=p["stdin"])
-            rec["single"].append({"lang": lang, "cpu": r.cpu_s})
-            t0 = time.monotonic()
-            m = T.measure(sb, p["a"], [p["stdin"]])
-            rec["measure"].append({
-                "lang": lang, "ok": m.ok, "reason": m.reason, "median": m.median,
-                "raw_median": float(np.median(m.raw_samples)) if m.raw_samples else m.median,
-                "normalized": m.normalized, "speed": m.speed, "n": m.n, "converged": m.converged,
-                "s": time.monotonic() - t0})
-        for lang, p in progs.items():
-            for case in ("identical", "1.1x", "identical"):
-                t0 = time.monotonic()
-                c = T.compare(sb, p["a"], p[case], [p["stdin"]], calibrate=False, seed=len(rec["compare"]))
-                rec["compare"].append({
-                    "lang": lang, "case": case, "ok": c.ok, "reason": c.reason, "speedup": c.speedup,
-                    "ci": c.ci, "significant": c.significant, "stopped": c.stopped, "n_pairs": c.n_pairs,
-                    "rejected": c.rejected, "log_ratios": c.log_ratios, "a_first": c.a_first,
-                    "rejected_log_ratios": c.rejected_log_ratios, "s": time.monotonic() - t0})
-        for lang, p in progs.items():
-            rec["ties"].extend(near_ties(sb, lang, p))
-        if instr_every and rnd % instr_every == 0:
-            for lang, p in progs.items():
-                t0 = time.monotonic()
-                m = T.measure(sb, p["a"], [p["stdin_instr"]], metric="instructions", calibrate=False)
-                rec["instructions"].append({"lang": lang, "ok": m.ok, "reason": m.reason,
-                                            "samples": m.samples, "s": time.monotonic() - t0})
+            if hasattr(T, "NearTie"):  # (a checkout from before issue 32 has no near-tie rule: no table 4)
+                rec["ties"].extend(near_ties(sb, lang, p))
         rnd += 1
         done = [x for x in rec["compare"] if x["ok"]]
         log(f"  round {rnd}: load {os.getloadavg()[0]:.1f}, {len(rec['measure'])} measurements, "
             f"{len(done)} comparisons ({sum(x['significant'] for x in done if x['case'] == 'identical')} "
-            "identical significant)")
+            f"identical significant), {len(rec['ties'])} near-ties")
     rec["load"].append(os.getloadavg()[0])
     return rec
+
+
+def measure_round(sb, progs: dict, rec: dict, count: bool) -> None:
+    """Tables 1-3's runs of one round: a single run, a measurement and three comparisons per
+    language, and (`count`) an instruction count."""
+    for lang, p in progs.items():
+        r = sb.run(p["a"], stdin=p["stdin"])
+        rec["single"].append({"lang": lang, "cpu": r.cpu_s})
+        t0 = time.monotonic()
+        m = T.measure(sb, p["a"], [p["stdin"]])
+        rec["measure"].append({
+            "lang": lang, "ok": m.ok, "reason": m.reason, "median": m.median,
+            "raw_median": float(np.median(m.raw_samples)) if m.raw_samples else m.median,
+            "normalized": m.normalized, "speed": m.speed, "n": m.n, "converged": m.converged,
+            "s": time.monotonic() - t0})
+    for lang, p in progs.items():
+        for case in ("identical", "1.1x", "identical"):
+            t0 = time.monotonic()
+            c = T.compare(sb, p["a"], p[case], [p["stdin"]], calibrate=False, seed=len(rec["compare"]))
+            rec["compare"].append({
+                "lang": lang, "case": case, "ok": c.ok, "reason": c.reason, "speedup": c.speedup,
+                "ci": c.ci, "significant": c.significant, "stopped": c.stopped, "n_pairs": c.n_pairs,
+                "rejected": c.rejected, "log_ratios": c.log_ratios, "a_first": c.a_first,
+                "rejected_log_ratios": c.rejected_log_ratios, "s": time.monotonic() - t0})
+    if count:
+        for lang, p in progs.items():
+            t0 = time.monotonic()
+            m = T.measure(sb, p["a"], [p["stdin_instr"]], metric="instructions", calibrate=False)
+            rec["instructions"].append({"lang": lang, "ok": m.ok, "reason": m.reason,
+                                        "samples": m.samples, "s": time.monotonic() - t0})
 
 
 def near_ties(sb, lang: str, p: dict) -> list[dict]:
@@ -200,7 +208,7 @@ def near_ties(sb, lang: str, p: dict) -> list[dict]:
         tie = T.NearTie(bound=None)
         s = Sampler(sb, build_, as_requests([p["stdin"]]), "cpu", None)
         looks = 0
-        while looks < MAX_LOOKS and not tie.stopped:
+        while looks < 4 and not tie.stopped:  # (MAX_LOOKS of codegym.timing.kept)
             v = s.concurrent_pass()
             if v is None:
                 break
@@ -437,6 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--instr-every", type=int, default=4, help="count instructions every N rounds (0: never)")
     ap.add_argument("--replays", type=int, default=4000, help="resampled identical comparisons per row")
     ap.add_argument("--langs", default="python,c")
+    ap.add_argument("--ties-only", action="store_true", help="table 4 alone (near-ties against a kept baseline)")
     ap.add_argument("--json", help="also write every record and row to this file")
     a = ap.parse_args(argv)
     # a plain `kill` must still stop the neighbour (the `with` block's exit)
@@ -467,14 +476,15 @@ def main(argv: list[str] | None = None) -> int:
         tp = time.monotonic()
         if phase == "neighbour":
             with Neighbour(seed=22):
-                rec = run_phase(sb, progs, minutes, a.instr_every, log)
+                rec = run_phase(sb, progs, minutes, a.instr_every, log, a.ties_only)
         else:
-            rec = run_phase(sb, progs, minutes, a.instr_every, log)
+            rec = run_phase(sb, progs, minutes, a.instr_every, log, a.ties_only)
         spent = (time.monotonic() - tp) / 60
         nrows, crows, hrows = noise_rows(rec), compare_rows(rec, a.replays), helps_rows(rec)
         print_phase(phase, rec, nrows, crows, hrows, spent)
         trows = tie_rows(rec)
-        print_ties(trows)
+        if trows:
+            print_ties(trows)
         sys.stdout.flush()
         out["phases"][phase] = {"minutes": spent, "load": rec["load"], "noise": nrows, "compare": crows,
                                 "helps": hrows, "ties": trows, "records": rec}
