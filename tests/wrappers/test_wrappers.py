@@ -15,10 +15,12 @@ import warnings
 
 import gymnasium as gym
 import pytest
+from _fake_clock import FakeClock
 
 import codegym  # noqa: F401  (registers the ids)
 from codegym import load_task
 from codegym.agents import MutantAgent, OracleAgent
+from codegym.sandbox import make_sandbox
 from codegym.tasks.runtimes import percentile_rank
 from codegym.wrappers import (
     DiffCredit,
@@ -419,13 +421,18 @@ def test_mutants_of_bundled_tasks_keep_the_failure_order(task_id):
 
 
 def test_timed_speedup_gates_on_correctness_and_significance(py_task):
-    env = TimedReward(gym.make("codegym/Suite-v0", tasks=[py_task], early_exit=True), mode="speedup",
+    """The whole path of a timed reward (judge, builds, kept baseline, comparison) on real runs
+    whose times are fake (`FakeClock`: the baseline 30 ms, any other program 2 ms, 1 % jitter),
+    so that no load can make the comparison too noisy to decide (it did: +-39.5 %)."""
+    sb = FakeClock(make_sandbox("local"), {"for i in range(n)": 0.030}, default_s=0.002)
+    env = TimedReward(gym.make("codegym/Suite-v0", tasks=[py_task], early_exit=True, sandbox=sb), mode="speedup",
                       repeats=6, max_pairs=9, max_noise=0.3)
     r_fast, info = _play(env, OracleAgent())
     t = info["timing"]
     assert t["scorable"] and t["correct"], t["reason"]
     cmp = t["comparisons"][0]
-    assert cmp["significant"] and cmp["speedup"] > 3 and cmp["ci"][0] > 1
+    assert cmp["significant"] and 13 < cmp["speedup"] < 17 and cmp["ci"][0] > 10, cmp
+    assert sb.runs > 0   # (the times were the fake clock's)
     assert len(cmp["samples"]["candidate"]) == len(cmp["samples"]["baseline"]) == cmp["n_pairs"]
     assert t["calibration"] and set(cmp["cv"]) == {"baseline", "candidate"}
     assert r_fast == pytest.approx(1.0 + min(1.0, math.log(cmp["speedup"]) / math.log(10.0)))
