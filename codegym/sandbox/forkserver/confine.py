@@ -15,6 +15,9 @@ import sys
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_SECCOMP = 22
+PR_SET_NO_NEW_PRIVS = 38
+SECCOMP_MODE_FILTER = 2
 
 _prctl_fn = None
 
@@ -33,6 +36,7 @@ def libc_prctl():
 
 
 _close_range_fn = None
+_close_range_nr = 0
 
 
 def prepare_close_range() -> None:
@@ -40,19 +44,20 @@ def prepare_close_range() -> None:
     65,536 system calls in every forked child, ~30 ms.  There, close_range(2) (Linux 5.9)
     through libc's syscall() is prepared once in the server, if the kernel has it; later
     Pythons (built with glibc >= 2.34) already make os.closerange that one call."""
-    global _close_range_fn
+    global _close_range_fn, _close_range_nr
     if sys.version_info >= (3, 10):
         return
     import platform  # noqa: PLC0415
-    if platform.machine() not in ("x86_64", "aarch64"):
+    nr = SYSCALL_NUMBERS.get(platform.machine(), {}).get("close_range")
+    if nr is None:
         return
     try:
         import ctypes  # noqa: PLC0415
         fn = ctypes.CDLL(None).syscall
         fn.argtypes = [ctypes.c_long, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint]
         fn.restype = ctypes.c_int
-        if fn(436, 0x7FFFFFF0, 0x7FFFFFFF, 0) == 0:  # close_range on no open descriptor: supported
-            _close_range_fn = fn
+        if fn(nr, 0x7FFFFFF0, 0x7FFFFFFF, 0) == 0:  # close_range on no open descriptor: supported
+            _close_range_fn, _close_range_nr = fn, nr
     except Exception:
         pass
 
@@ -62,7 +67,7 @@ def close_fds(low: int, high: int) -> None:
     where `prepare_close_range` found one."""
     if high <= low:
         return
-    if _close_range_fn is None or _close_range_fn(436, low, high - 1, 0) != 0:
+    if _close_range_fn is None or _close_range_fn(_close_range_nr, low, high - 1, 0) != 0:
         os.closerange(low, high)
 
 
@@ -73,52 +78,74 @@ def prctl(option: int, value: int) -> None:
         pass
 
 
-#: syscalls a program must not use, by architecture: kernel objects that outlive the
+#: system call numbers by architecture, as the kernel's headers give them
+#: (x86_64: asm/unistd_64.h; aarch64: asm-generic/unistd.h); only the ones named here
+SYSCALL_NUMBERS = {
+    "x86_64": {
+        "shmget": 29, "kill": 62, "semget": 64, "msgget": 68, "rt_sigqueueinfo": 129, "tkill": 200,
+        "tgkill": 234, "mq_open": 240, "add_key": 248, "request_key": 249, "keyctl": 250,
+        "rt_tgsigqueueinfo": 297, "prlimit64": 302, "memfd_create": 319, "bpf": 321, "userfaultfd": 323,
+        "pidfd_send_signal": 424, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+        "pidfd_open": 434, "close_range": 436,
+    },
+    "aarch64": {
+        "mq_open": 180, "msgget": 186, "semget": 190, "shmget": 194, "add_key": 217, "request_key": 218,
+        "keyctl": 219, "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138,
+        "rt_tgsigqueueinfo": 240, "prlimit64": 261, "memfd_create": 279, "bpf": 280, "userfaultfd": 282,
+        "pidfd_send_signal": 424, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+        "pidfd_open": 434, "close_range": 436,
+    },
+}
+#: the AUDIT_ARCH_* value seccomp sees in seccomp_data.arch (linux/audit.h)
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+#: x86_64's x32 ABI: syscall numbers with this bit set (asm/unistd.h __X32_SYSCALL_BIT)
+X32_SYSCALL_BIT = 0x40000000
+EPERM = 1
+ENOSYS = 38
+
+#: syscalls a program must not use, and the errno it gets: kernel objects that outlive the
 #: program's processes (keyrings, System V IPC, POSIX message queues) would let one
 #: execution leave state for the next; io_uring, bpf and userfaultfd are attack surface;
 #: memfd_create (ENOSYS, so runtimes fall back) makes memory that no process maps, so
 #: neither the address-space limit nor the resident-memory sampling would see it
-_SECCOMP_BLOCK = {
-    # AUDIT_ARCH: (x32 bit or None, {nr: errno})
-    "x86_64": (0xC000003E, 0x40000000, {248: 1, 249: 1, 250: 1, 29: 1, 64: 1, 68: 1, 240: 1,
-                                        321: 1, 323: 1, 425: 38, 426: 38, 427: 38, 319: 38}),
-    "aarch64": (0xC00000B7, None, {217: 1, 218: 1, 219: 1, 194: 1, 190: 1, 186: 1, 180: 1,
-                                   280: 1, 282: 1, 425: 38, 426: 38, 427: 38, 279: 38}),
-}
+SECCOMP_BLOCKED = (
+    ("add_key", EPERM), ("request_key", EPERM), ("keyctl", EPERM), ("shmget", EPERM), ("semget", EPERM),
+    ("msgget", EPERM), ("mq_open", EPERM), ("bpf", EPERM), ("userfaultfd", EPERM),
+    ("io_uring_setup", ENOSYS), ("io_uring_enter", ENOSYS), ("io_uring_register", ENOSYS),
+    ("memfd_create", ENOSYS),
+)
 
-
-#: the server's guard, by architecture: syscalls that could kill or cripple the server
-#: (`guard_pid`) from a program of its own uid (the rlimits mode): signals to it, to its
-#: process group or to every process (-1), its resource limits; tkill and
-#: pidfd_send_signal (a thread or /proc directory of the server) are refused outright.
-#: Inside a namespace the server is PID 1 and the kernel already drops such signals.
-_GUARD = {
-    # AUDIT_ARCH: ({nr: what arg 0 may not be}, refused syscalls)
-    "x86_64": ({62: "pid", 129: "pid", 234: "tgid", 297: "tgid", 302: "tgid", 434: "tgid"}, (200, 424)),
-    "aarch64": ({129: "pid", 138: "pid", 131: "tgid", 240: "tgid", 261: "tgid", 434: "tgid"}, (130, 424)),
-}
+#: the server's guard: syscalls that could kill or cripple the server (`guard_pid`) from a
+#: program of its own uid (the rlimits mode): signals to it, to its process group or to
+#: every process (-1), its resource limits (what arg 0 may not be: "pid" also covers the
+#: group and -1); tkill and pidfd_send_signal (a thread or /proc directory of the server)
+#: are refused outright. Inside a namespace the server is PID 1 and the kernel already
+#: drops such signals.
+GUARDED = (("kill", "pid"), ("rt_sigqueueinfo", "pid"), ("tgkill", "tgid"), ("rt_tgsigqueueinfo", "tgid"),
+           ("prlimit64", "tgid"), ("pidfd_open", "tgid"))
+GUARD_REFUSED = ("tkill", "pidfd_send_signal")
 
 
 def _seccomp_program(machine: str, guard_pid: int | None = None) -> bytes | None:
     """A classic-BPF seccomp filter: EPERM (ENOSYS for io_uring) for the blocked
     syscalls, EPERM for every syscall of a foreign ABI (int 0x80, x32), EPERM for a
-    signal or an rlimit aimed at `guard_pid` (the server, see _GUARD), else allow."""
-    spec = _SECCOMP_BLOCK.get(machine)
-    if spec is None:
+    signal or an rlimit aimed at `guard_pid` (the server, see GUARDED), else allow."""
+    nrs = SYSCALL_NUMBERS.get(machine)
+    if nrs is None:
         return None
-    arch, x32, block = spec
-    block = dict(block)
+    arch, x32 = AUDIT_ARCH[machine], (X32_SYSCALL_BIT if machine == "x86_64" else None)
+    block = {nrs[name]: err for name, err in SECCOMP_BLOCKED}
     rules: dict = {}
-    if guard_pid is not None and machine in _GUARD:
-        rules, refused = _GUARD[machine]
-        block.update({nr: 1 for nr in refused})
+    if guard_pid is not None:
+        rules = {nrs[name]: what for name, what in GUARDED}
+        block.update({nrs[name]: EPERM for name in GUARD_REFUSED})
     ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
     allow, errno_ = 0x7FFF0000, 0x00050000
     body: list[tuple] = [(ld, 0, 0, 4), ("jeq_arch",), (ld, 0, 0, 0)]
     if x32 is not None:
         body.append(("jge", x32, "eperm"))
     for nr, err in block.items():
-        body.append(("jeq", nr, "eperm" if err == 1 else "enosys"))
+        body.append(("jeq", nr, "eperm" if err == EPERM else "enosys"))
     for nr, kind in rules.items():
         bad = [guard_pid]
         if kind == "pid":  # the server, its process group, every process
@@ -130,7 +157,7 @@ def _seccomp_program(machine: str, guard_pid: int | None = None) -> bytes | None
         body.append((ret, 0, 0, allow))
     body.append((ret, 0, 0, allow))
     labels = {"eperm": len(body), "enosys": len(body) + 1}
-    body += [(ret, 0, 0, errno_ | 1), (ret, 0, 0, errno_ | 38)]
+    body += [(ret, 0, 0, errno_ | EPERM), (ret, 0, 0, errno_ | ENOSYS)]
     out = []
     for i, ins in enumerate(body):
         if ins[0] == "jeq_arch":
@@ -160,19 +187,19 @@ class SeccompFilter:
 
     def apply(self) -> bool:
         """Filter this process (a forked child) and everything it starts."""
-        return self._prctl(22, 2, self._addr, 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+        return self._prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self._addr, 0, 0) == 0
 
 
 def prepare_seccomp(guard_pid: int | None = None) -> SeccompFilter | None:
     """The filter for this machine, None when it cannot be applied here; with
-    `guard_pid`, programs cannot signal that process (the server: see _GUARD). Sets
+    `guard_pid`, programs cannot signal that process (the server: see GUARDED). Sets
     no_new_privs on this process (inherited by every child; required by the filter),
     and applies the filter once in a throwaway child to know it works."""
     import platform  # noqa: PLC0415
     prog = _seccomp_program(platform.machine(), guard_pid)
     if prog is None:
         return None
-    if libc_prctl()(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+    if libc_prctl()(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return None
     flt = SeccompFilter(prog)
     pid = os.fork()
