@@ -8,7 +8,9 @@ named official SWE-bench parser (`codegym.judge.logs.swebench`), or one of those
 ids are unittest's dotted ids, pytest node ids or SWE-bench's Django form
 ``test_y (tests.test_x.Class)`` (`django_to_dotted`); a listed id that names no test
 exactly may be one as SWE-bench's parser wrote it (cut at its first space):
-`TestResults.status_of` then answers for the tests it stands for (`group_status`).
+`TestResults.status_of` then answers for the tests it stands for (`group_status`); a
+listed id that is no node id at all (``[100%]``: SWE-bench's parser read it from a line of
+a nested run's output) has the status the harness reads from the same text log.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from codegym.judge.logs.junit import nodeid_to_junit, parse_junit
-from codegym.judge.logs.swebench import harness_key, official_statuses
+from codegym.judge.logs.swebench import harness_key, harness_statuses, official_statuses
 
 __all__ = ["TestResults", "parse_unittest", "parse_pytest", "parse_results", "django_to_dotted", "strip_ansi",
            "escape_id", "group_status"]
@@ -58,6 +60,7 @@ class TestResults:
     ran       number of tests the runner says it ran (None: unknown)
     errors    collection / import / class-fixture errors, as text
     source    unittest | junit | summary | counts | none
+    log       the run's text log (for the ids SWE-bench's parser reads from it alone)
     """
 
     __test__ = False
@@ -67,6 +70,7 @@ class TestResults:
     ran: int | None = None
     errors: list[str] = field(default_factory=list)
     source: str = "none"
+    log: str = field(default="", repr=False, compare=False)
     _key_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def status_of(self, test_id: str, parser: str | None = None) -> str | None:
@@ -74,7 +78,11 @@ class TestResults:
         form, Django's form, junit's ``classname::name``), else -- an id as SWE-bench's
         parser wrote it: cut at its first space by ``parse_log_pytest`` (as the published
         lists have it), or as the task's parser `parser` records it -- the `group_status` of
-        the tests whose `harness_key` it is. None: no test."""
+        the tests whose `harness_key` it is; else, in a pytest run, for an id that is no node id
+        (no ``::``: ``[100%]``, which SWE-bench's parser read from a ``PASSED  [100%]`` line of
+        a nested run's live log), what the harness reads from the text log (`harness_statuses`),
+        a skip there a pass: the harness counts a listed id it read as skipped neither passed
+        nor failed, and codegym has no third verdict. None: no test."""
         forms = self._forms(test_id)
         for tid in forms:
             if tid in self.statuses:
@@ -83,7 +91,17 @@ class TestResults:
         for tid in forms:
             if tid in keys:
                 return group_status(keys[tid])
+        if "::" not in test_id and self.log and self.source in ("junit", "pytest"):
+            return self._log_ids(parser).get(test_id)
         return None
+
+    def _log_ids(self, parser: str | None) -> dict[str, str]:
+        """`harness_statuses` of the log (once per parser), a skip read as a pass."""
+        key = ("log", parser)
+        if key not in self._key_cache:
+            self._key_cache[key] = {tid: "passed" if st == "skipped" else st
+                                    for tid, st in harness_statuses(self.log, parser).items()}
+        return self._key_cache[key]
 
     @staticmethod
     def _forms(test_id: str) -> list[str]:
@@ -296,6 +314,12 @@ def parse_results(output: str, junit_xml: str | None = None, parser: str | None 
     parser named by the task (`parser`, e.g. ``parse_log_django``; the ``swebench`` package),
     else unittest's verbose report or pytest's text report, whichever the log holds."""
     text = strip_ansi(output)
+    res = _read_results(text, junit_xml, parser)
+    res.log = text
+    return res
+
+
+def _read_results(text: str, junit_xml: str | None, parser: str | None) -> TestResults:
     if junit_xml:
         res = _from_junit(junit_xml)
         if res is not None:

@@ -9,8 +9,10 @@ is the ``[swebench]`` extra, imported on first use only.
 `harness_key` is the id SWE-bench's parser records for a test: ``parse_log_pytest`` keeps
 a pytest id up to its first space, so published FAIL_TO_PASS / PASS_TO_PASS lists hold ids
 like ``tests/test_x.py::test_y[required-Missing``; `codegym.judge.logs.pytest.TestResults`
-matches a listed id against the tests whose key it is (docs/swe.md, "Test ids as SWE-bench
-writes them").
+matches a listed id against the tests whose key it is. `harness_statuses` is the whole map
+the harness reads from a text log, for the ids its parser takes from lines that report no
+test (``PASSED [100%]`` of a nested run's live log gives the id ``[100%]``) -- docs/swe.md,
+"Test ids as SWE-bench writes them".
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import functools
 from collections.abc import Callable
 
 __all__ = ["REPO_PARSERS", "parser_for_repo", "official_parser", "official_statuses", "OfficialParserMissing",
-           "harness_key"]
+           "harness_key", "harness_statuses"]
 
 #: SWE-bench's parser of each repository it knows (swebench.harness.log_parsers.python);
 #: any other repository's pytest log is read by SWE-bench with ``parse_log_pytest``
@@ -100,3 +102,37 @@ def harness_key(test_id: str, parser: str | None = None) -> str | None:
         return words[0] if words else None
     keys = list(fn("PASSED " + " ".join(test_id.split()), None))
     return keys[0] if len(keys) == 1 else None
+
+
+#: the line heads ``parse_log_pytest`` reads (SWE-bench's ``TestStatus`` values)
+_HEADS = ("PASSED", "FAILED", "SKIPPED", "ERROR", "XFAIL")
+
+
+def _parse_log_pytest(log: str) -> dict[str, str]:
+    """``parse_log_pytest``'s rule, for when the ``swebench`` package is absent: every line that
+    begins with a status word gives {its second word: that word} (a FAILED line's `` - `` taken
+    out first); the last line of an id wins."""
+    out: dict[str, str] = {}
+    for line in log.split("\n"):
+        if line.startswith(_HEADS):
+            if line.startswith("FAILED"):
+                line = line.replace(" - ", " ")
+            words = line.split()
+            if len(words) > 1:
+                out[words[1]] = words[0]
+    return out
+
+
+def harness_statuses(log: str, parser: str | None = None) -> dict[str, str]:
+    """{id: passed | failed | error | skipped}: what SWE-bench's harness reads from the text
+    log `log` with the task's parser `parser` (default ``parse_log_pytest``) -- every line
+    that begins with a status word, whatever printed it. None of Django's or SymPy's runners
+    (their parser is the task's report already). Without the ``swebench`` package:
+    ``parse_log_pytest``'s rule."""
+    name = parser or "parse_log_pytest"
+    if name in _NOT_PYTEST:
+        return {}
+    try:
+        return official_statuses(name, log)
+    except OfficialParserMissing:
+        return {tid: _STATUS.get(st, "failed") for tid, st in _parse_log_pytest(log).items()}
