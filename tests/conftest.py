@@ -26,4 +26,6 @@ def pytest_report_header(config):
     if UNCONFINED:
         return (f"codegym sandbox: bubblewrap is not installed: the tests' programs run without isolation "
                 f"({UNSAFE_ENV}=1); the tests that need bubblewrap skip")
+    if os.environ.get(UNSAFE_ENV, "") not in ("", "0"):
+        return f"codegym sandbox: without isolation ({UNSAFE_ENV} is set)"
     return "codegym sandbox: bubblewrap"
