@@ -30,7 +30,20 @@ engine_ok() { command -v docker >/dev/null && timeout 20 docker version --format
 images_ok() { engine_ok && docker image inspect "${IMAGES[@]}" >/dev/null 2>&1; }
 installed() {  # installed PACKAGE: the package is there (nodejs: any node on PATH will do)
 	[[ $1 == nodejs ]] && command -v node >/dev/null && return 0
-	if debian; then dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'; else command -v "$1" >/dev/null; fi
+	if debian; then dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'; return; fi
+	case $1 in  # elsewhere: the command the package provides
+		bubblewrap) command -v bwrap >/dev/null ;;
+		python3-venv) "$python" -c 'import venv, ensurepip' 2>/dev/null ;;
+		*) command -v "$1" >/dev/null ;;
+	esac
+}
+elsewhere() {  # elsewhere PACKAGE...: how to install them on this system (dnf: the one command)
+	if command -v dnf >/dev/null; then
+		# Fedora's names: g++ is gcc-c++, the venv module comes with python3
+		printf 'to install them, run once:  sudo dnf install -y'; printf ' %s' "$@" | sed -e 's/ g++/ gcc-c++/; s/ python3-venv//'; echo
+	else
+		printf "install them with the system's package manager (the Debian names: %s)\n" "$*"
+	fi
 }
 
 packages() {  # packages demo|test: the list's names for that command
@@ -78,8 +91,8 @@ if ! root || ! debian; then
 	if debian; then
 		say "to install them, run once:  sudo scripts/system.sh $what"
 	else
-		say "this is not Debian/Ubuntu: install ${missing[*]:-nothing else}$([[ $docker_needed -eq 1 ]] && \
-			printf '%s' ' and a Docker engine') with the system's package manager"
+		[[ ${#missing[@]} -gt 0 ]] && say "this is not Debian/Ubuntu: $(elsewhere "${missing[@]}")"
+		[[ $docker_needed -eq 1 ]] && say "and a Docker engine (docs/sandbox.md: the Docker backend)"
 	fi
 	say "going on without them: the tests that need them skip (they fail in CI), and without bubblewrap" \
 		"the sandbox refuses to run programs (docs/sandbox.md)"
