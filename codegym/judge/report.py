@@ -3,14 +3,17 @@
 `finish_report` turns the case results into the verdict: ``accepted`` iff every case
 passed, ``sandbox_error`` when any case is one (not a verdict), else the status of
 the first failing case in case order; ``stage`` and
-``progress`` say how far the program got (docs/judge.md lists the rules). Also here: the
-wording of failed runs (`exec_message`, `STATUS_OF_EXEC`) and message clipping.
+``progress`` say how far the program got (docs/judge.md lists the rules). The one stage
+vocabulary is here: `STAGES` (``JudgeReport.stage``), `PROGRAM_STAGES` (the same with
+``ran`` told apart, what the staged reward ranks: `program_stage`) and the progress rule
+(`ran_progress`). Also here: the wording of failed runs (`exec_message`,
+`STATUS_OF_EXEC`) and message clipping.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +23,15 @@ VERDICTS = ("accepted", "wrong_answer", "runtime_error", "timeout", "memory_limi
 #: statuses of one case
 CASE_STATUSES = ("passed", "wrong_answer", "runtime_error", "timeout", "memory_limit", "output_limit",
                  "compile_error", "sandbox_error", "skipped")
+#: how far a program got, in order (``JudgeReport.stage``; docs/judge.md)
 STAGES = ("no_code", "compile_error", "ran", "accepted")
+#: the same stages with ``ran`` told apart, in order (what the staged reward ranks, its
+#: ``info["staged"]["stage"]``; docs/rewards.md): each one and the `STAGES` entry it
+#: refines. ``sandbox_error`` is not a verdict: it is ranked nowhere
+PROGRAM_STAGES = {"no_code": "no_code", "compile_error": "compile_error", "runtime_error": "ran",
+                  "wrong_answer": "ran", "correct": "accepted", "sandbox_error": "ran"}
+#: case statuses that mean "it ran but crashed or ran out of a resource"
+RUNTIME_STATUSES = frozenset({"runtime_error", "timeout", "memory_limit", "output_limit"})
 #: how much program output / stderr a message quotes
 MESSAGE_MAX = 600
 
@@ -129,10 +140,40 @@ def finish_report(rep: JudgeReport, results: Sequence[CaseResult | None], cases:
         rep.verdict = first.status
         rep.first_failure = first.index
         rep.stage = "ran"
-        rep.progress = 0.5 + 0.5 * rep.passed / rep.total if rep.total else 0.5
+        rep.progress = ran_progress(rep.passed, rep.total)
         rep.message = f"case {first.index} ({first.name}): {first.status}" + (
             f": {first.message.splitlines()[0][:200]}" if first.message else "")
     return rep
+
+
+def ran_progress(passed: int, total: int) -> float:
+    """``progress`` of a program that ran and failed: 0.5 + 0.5 * passed / total (0.5 with no
+    test; accepted is 1.0, compile_error 0.25, no_code 0)."""
+    return 0.5 + 0.5 * passed / total if total else 0.5
+
+
+def program_stage(report: Mapping[str, Any]) -> tuple[str, float]:
+    """(stage of `PROGRAM_STAGES`, fraction of tests passed) of a judge report (a dict of
+    `JudgeReport.to_dict`).
+
+    A program that ran and failed is in ``runtime_error`` when no test passed and every
+    test that was evaluated crashed or ran out of a resource (the first failing case's
+    status when the report lists no cases), else in ``wrong_answer``.
+    """
+    verdict = report.get("verdict")
+    passed = int(report.get("passed") or 0)
+    total = int(report.get("total") or 0)
+    frac = passed / total if total else 0.0
+    if verdict == "accepted":
+        return "correct", 1.0
+    if verdict in ("no_code", "compile_error", "sandbox_error"):
+        return verdict, 0.0
+    if passed == 0:
+        cases = [c for c in report.get("cases") or () if c.get("status") not in ("skipped", "passed")]
+        statuses = {c.get("status") for c in cases} if cases else {verdict}
+        if statuses <= RUNTIME_STATUSES:
+            return "runtime_error", 0.0
+    return "wrong_answer", frac
 
 
 # --------------------------------------------------------------------------- messages
@@ -179,5 +220,6 @@ def exec_message(res) -> str:
     return clip("\n".join(parts))
 
 
-__all__ = ["JudgeReport", "CaseResult", "VERDICTS", "CASE_STATUSES", "STAGES", "MESSAGE_MAX", "finish_report",
+__all__ = ["JudgeReport", "CaseResult", "VERDICTS", "CASE_STATUSES", "STAGES", "PROGRAM_STAGES", "RUNTIME_STATUSES",
+           "MESSAGE_MAX", "finish_report", "ran_progress", "program_stage",
            "clip", "tail", "exec_message", "STATUS_OF_EXEC"]

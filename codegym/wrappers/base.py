@@ -22,6 +22,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec, WrapperSpec
 
+from codegym.judge.report import ran_progress
 from codegym.judge.run import judge
 
 #: why a report that is not a verdict is not scored
@@ -65,8 +66,7 @@ def failed_report(report: Mapping[str, Any], verdict: str, message: str, passed:
     out = dict(report)
     if passed is not None:
         out["passed"] = passed
-    total = int(out.get("total") or 0)
-    progress = 0.5 + 0.5 * int(out.get("passed") or 0) / total if total else 0.5
+    progress = ran_progress(int(out.get("passed") or 0), int(out.get("total") or 0))  # the judge's rule
     out.update(verdict=verdict, stage="ran", message=message, progress=progress)
     return out
 

@@ -1,12 +1,12 @@
 """`StagedReward` (RLPF): failures ordered by how far execution got, correct programs by speed.
 
 This module owns the staged reward: `StageValues` (the configurable values and weights),
-`classify(report)` (which stage a judge report is in), `improvement(...)` (the relative
-improvement ``I = (t_baseline - t) / (t_baseline - t_reference)`` from the baseline toward
-the reference), `staged_reward(...)` (the formula, a pure function of a report and times)
-and the `StagedReward` wrapper that applies it to the episode's final judge report, with
-the measurements of `codegym.wrappers.measure` (stopped at `codegym.wrappers.bound`).
-docs/rewards.md has the table of values.
+`improvement(...)` (the relative improvement ``I = (t_baseline - t) / (t_baseline -
+t_reference)`` from the baseline toward the reference), `staged_reward(...)` (the formula,
+a pure function of a report and times; its stages are the judge's `PROGRAM_STAGES`, told by
+`codegym.judge.report.program_stage`) and the `StagedReward` wrapper that applies it to the
+episode's final judge report, with the measurements of `codegym.wrappers.measure`
+(stopped at `codegym.wrappers.bound`). docs/rewards.md has the table of values.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 import gymnasium as gym
 
 from codegym.judge.perf import Unscorable, perf_workload
+from codegym.judge.report import program_stage
 from codegym.timing import Reference
 from codegym.wrappers.base import JUDGE_FAILED, FinalProgram, FinalReward, failed_report
 from codegym.wrappers.baseline import Looks, look_at, sample_look, stop_looks
@@ -36,9 +37,6 @@ from codegym.wrappers.measure import (
     solution_measurement,
 )
 
-STAGES = ("no_code", "compile_error", "runtime_error", "wrong_answer", "correct", "sandbox_error")
-#: case statuses that mean "it ran but crashed or ran out of a resource"
-RUNTIME_STATUSES = frozenset({"runtime_error", "timeout", "memory_limit", "output_limit"})
 RUNTIME_SOURCES = ("auto", "recorded", "measured")
 #: a candidate whose recorded-time speedup over the baseline is below this is compared with
 #: the baseline measured now (docs/rewards.md, "Anchored to the baseline"): the calibration
@@ -95,29 +93,6 @@ class StageValues:
         return asdict(self)
 
 
-def classify(report: Mapping[str, Any]) -> tuple[str, float]:
-    """(stage, fraction of tests passed) of a judge report (dict of `JudgeReport.to_dict`).
-
-    A program that ran and failed is in ``runtime_error`` when no test passed and every
-    test that was evaluated crashed or ran out of a resource (the first failing case's
-    status when the report lists no cases), else in ``wrong_answer``.
-    """
-    verdict = report.get("verdict")
-    passed = int(report.get("passed") or 0)
-    total = int(report.get("total") or 0)
-    frac = passed / total if total else 0.0
-    if verdict == "accepted":
-        return "correct", 1.0
-    if verdict in ("no_code", "compile_error", "sandbox_error"):
-        return verdict, 0.0
-    if passed == 0:
-        cases = [c for c in report.get("cases") or () if c.get("status") not in ("skipped", "passed")]
-        statuses = {c.get("status") for c in cases} if cases else {verdict}
-        if statuses <= RUNTIME_STATUSES:
-            return "runtime_error", 0.0
-    return "wrong_answer", frac
-
-
 @dataclass
 class PerfTimes:
     """Times of the candidate, the baseline and the reference in one unit.
@@ -165,7 +140,7 @@ def staged_reward(report: Mapping[str, Any], times: PerfTimes | None = None,
                   values: StageValues = StageValues(), noise_gate: bool = True) -> tuple[float, dict]:
     """(reward, details) of a judge report, with the candidate's `times` for a correct one
     (None: speed unknown, the correct program earns ``values.correct``)."""
-    stage, frac = classify(report)
+    stage, frac = program_stage(report)  # the judge's stage vocabulary (PROGRAM_STAGES)
     details: dict[str, Any] = {"stage": stage, "fraction": frac, "improvement": None,
                                "log2_speedup_over_reference": None}
     if stage == "wrong_answer":
@@ -410,5 +385,4 @@ def _recorded_ratio(task, metric: str) -> float:
     return tb / tr if tb and tr else 1.0
 
 
-__all__ = ["StagedReward", "StageValues", "PerfTimes", "classify", "improvement", "staged_reward",
-           "STAGES"]
+__all__ = ["StagedReward", "StageValues", "PerfTimes", "improvement", "staged_reward"]

@@ -20,6 +20,7 @@ from _fake_clock import FakeClock
 import codegym  # noqa: F401  (registers the ids)
 from codegym import load_task
 from codegym.agents import MutantAgent, OracleAgent
+from codegym.judge.report import program_stage
 from codegym.sandbox import make_sandbox
 from codegym.tasks.runtimes import percentile_rank
 from codegym.wrappers import (
@@ -39,7 +40,7 @@ from codegym.wrappers import (
 from codegym.wrappers.diff_credit import returns_to_go
 from codegym.wrappers.scoring import speed_score as _speed_score
 from codegym.wrappers.shaping import changed_lines, diff_paths
-from codegym.wrappers.staged import PerfTimes, classify, improvement
+from codegym.wrappers.staged import PerfTimes, improvement
 
 # =========================================================================== constructed reports
 
@@ -54,16 +55,17 @@ def _report(verdict: str, passed: int = 0, total: int = 5, statuses: list[str] |
 
 
 def test_stage_classification():
-    assert classify(_report("no_code")) == ("no_code", 0.0)
-    assert classify(_report("compile_error")) == ("compile_error", 0.0)
+    assert program_stage(_report("no_code")) == ("no_code", 0.0)
+    assert program_stage(_report("compile_error")) == ("compile_error", 0.0)
     # crashed or timed out on every test that ran (early exit skips the rest)
-    assert classify(_report("runtime_error", 0, 5, ["runtime_error", "skipped"]))[0] == "runtime_error"
-    assert classify(_report("timeout", 0, 3, ["timeout", "runtime_error", "memory_limit"]))[0] == "runtime_error"
+    assert program_stage(_report("runtime_error", 0, 5, ["runtime_error", "skipped"]))[0] == "runtime_error"
+    assert program_stage(_report("timeout", 0, 3, ["timeout", "runtime_error", "memory_limit"]))[0] == "runtime_error"
     # a wrong answer anywhere, or any passed test: it got further
-    assert classify(_report("runtime_error", 0, 3, ["runtime_error", "wrong_answer", "timeout"]))[0] == "wrong_answer"
-    assert classify(_report("runtime_error", 2, 5, ["passed", "passed", "runtime_error"])) == ("wrong_answer", 0.4)
-    assert classify(_report("accepted", 5, 5)) == ("correct", 1.0)
-    assert classify(_report("sandbox_error"))[0] == "sandbox_error"
+    assert program_stage(_report("runtime_error", 0, 3, ["runtime_error", "wrong_answer", "timeout"]))[0] \
+        == "wrong_answer"
+    assert program_stage(_report("runtime_error", 2, 5, ["passed", "passed", "runtime_error"])) == ("wrong_answer", 0.4)
+    assert program_stage(_report("accepted", 5, 5)) == ("correct", 1.0)
+    assert program_stage(_report("sandbox_error"))[0] == "sandbox_error"
 
 
 def test_staged_defaults_and_ordering_property():
