@@ -88,7 +88,7 @@ def tagged(task, language: str, files: dict[str, str], tag: str) -> dict[str, st
 
 def per_input_seconds(task) -> float:
     rt, _ = recorded_runtimes(task, "cpu")
-    tb = rt.get(task.baseline_name or "starter") or rt.get("starter") or 0.2
+    tb = rt.get(task.baseline_name) or rt.get("starter") or 0.2
     n = max(1, len(task.cases("perf")))
     return float(tb) / n
 
@@ -103,7 +103,7 @@ def candidate_files(task, kind: str) -> tuple[str, dict[str, str]]:
         files[mf] = MutantAgent(kinds=["output"], seed=0).mutate(files[mf], lang, "output", task.kind == "stdio",
                                                                  task.entry_point)
         return lang, files
-    if task.baseline_name:
+    if not task.baseline_is_starter:
         lang, files = solution(task, task.baseline_name)
     else:
         lang, files = task.language, {k: str(v) for k, v in task.starter_files().items()}

@@ -169,7 +169,7 @@ def run(args) -> int:
             # the task's own reference and baseline (DMC-Optim names solutions by complexity;
             # its episodes start from an empty file, so the baseline is a named solution)
             oracle_agent = OracleAgent(solution=task.reference_name or "reference")
-            baseline_agent = (OracleAgent(solution=task.baseline_name) if task.baseline_name
+            baseline_agent = (OracleAgent(solution=task.baseline_name) if not task.baseline_is_starter
                               else BaselineAgent())
             for i in range(len(pairs), runs):
                 tp = time.monotonic()

@@ -71,7 +71,7 @@ class BaselineAgent(TaskAgent):
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         task = self.task
-        if self._next_turn(needs_task=False) > 1 or task is None or getattr(task, "baseline_name", None) is None:
+        if self._next_turn(needs_task=False) > 1 or task is None or task.baseline_is_starter:
             return "submit"
         language = info.get("language")
         lang, files = task_language_files(task, language, task.baseline_name)

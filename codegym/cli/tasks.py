@@ -120,7 +120,7 @@ def _oracle(tasks, sandbox_kind: str | None, quiet: bool = False) -> int:
             task = with_reference(task)  # the gold patch becomes the reference
         runs = [(name, sol.language or task.language, dict(sol.files), sol.expect)
                 for name, sol in task.solutions.items()]
-        if task.baseline_name is None and task.tests.perf and task.starter:
+        if task.baseline_is_starter and task.tests.perf and task.starter:
             runs.append(("starter (baseline)", task.language, task.starter_files(), "accepted"))
         if not runs:
             print(f"ORACLE  {task.id}: no solutions to judge")

@@ -390,7 +390,7 @@ def _measure_one(task, files: Mapping[str, str], language: str, sandbox, setting
                  metric: str) -> MetricTimes:
     sols = _solution_times(task, sandbox, settings)
     mt = MetricTimes(unit="instructions" if metric == "instructions" else "s", solutions=sols,
-                     baseline=task.baseline_name or None, reference=task.reference_name)
+                     baseline=None if task.baseline_is_starter else task.baseline_name, reference=task.reference_name)
     for name in sols:
         lang, sfiles = solution_files(task, name)
         if lang == language and dict(sfiles) == dict(files):

@@ -36,7 +36,7 @@ from codegym.judge.kinds.repo import RunEnv, run_commands
 from codegym.judge.logs.junit import nodeid_to_junit
 from codegym.judge.logs.pytest import parse_pytest, parse_results
 from codegym.sandbox import make_sandbox
-from codegym.sandbox.repoenv import EnvBuildError, EnvSpec, build_env
+from codegym.sandbox.repoenv import EnvBuildError, PythonEnvSpec, build_env
 from codegym.tasks.patches import apply_patch
 from codegym.tasks.repo import (
     FAIL_TO_PASS,
@@ -380,7 +380,7 @@ def mine_repository(repo: str | os.PathLike, out_dir: str | os.PathLike, *, name
         packages = merge_requirements(declared["install"], install or ())
         variables = {**declared["env"], **(env or {})}
         if tuple(packages) not in environments:
-            pyenv = build_env(EnvSpec(repo=label, packages=tuple(packages), trusted=tuple(install or ())),
+            pyenv = build_env(PythonEnvSpec(repo=label, packages=tuple(packages), trusted=tuple(install or ())),
                               log=say)
             environments[tuple(packages)] = RunEnv(tuple(pyenv.path_dirs()), pyenv.env_vars(), (), None,
                                                    pyenv.path.name)

@@ -25,7 +25,8 @@ from typing import Any
 from codegym.judge.perf import perf_workload
 from codegym.judge.run import judge
 from codegym.sandbox import make_sandbox
-from codegym.tasks.runtimes import STARTER, SolutionRuntime, TaskRuntimes, suite_dir_of
+from codegym.tasks.runtimes import SolutionRuntime, TaskRuntimes, suite_dir_of
+from codegym.tasks.schema import STARTER
 from codegym.timing import DEFAULT_MIN_OF, UnsupportedMetricError, measure
 
 __all__ = ["SolutionResult", "TaskCalibration", "calibrate_task", "machine_facts", "solution_line",
@@ -160,7 +161,7 @@ def _members(task) -> list[tuple[str, str, dict, str, str]]:
     for name, sol in task.solutions.items():
         role = "reference" if name == ref else "baseline" if name == base else ""
         out.append((name, sol.language or task.language, dict(sol.files), role, sol.expect))
-    if base is None and task.starter and STARTER not in task.solutions:
+    if task.baseline_is_starter and task.starter:
         out.append((STARTER, task.language, task.starter_files(), "baseline", "accepted"))
     rank = {"reference": 0, "": 1, "baseline": 2}
     return sorted(out, key=lambda m: (rank[m[3]], m[0]))

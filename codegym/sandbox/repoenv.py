@@ -2,7 +2,7 @@
 
 Two layers, each built once and kept under `env_root()`:
 
-- `EnvSpec` -> `PythonEnv`: a virtual environment of the requested Python with pip,
+- `PythonEnvSpec` -> `PythonEnv`: a virtual environment of the requested Python with pip,
   setuptools and wheel and the packages the tests need (PEP 508 requirements, checked by
   `codegym.sandbox.pyreqs`), shared by every instance of one repository and version
   (`build_env`; its key: repository, version, packages, the system and its Python).
@@ -63,7 +63,7 @@ from codegym.sandbox.roots import (
     roots_unbuildable,
 )
 
-__all__ = ["EnvSpec", "PythonEnv", "RepoInstall", "InstanceEnv", "EnvBuildError", "env_root", "build_env",
+__all__ = ["PythonEnvSpec", "PythonEnv", "RepoInstall", "InstanceEnv", "EnvBuildError", "env_root", "build_env",
            "find_env", "build_instance", "find_instance", "resolve_system", "sandbox_binds", "ENV_FORMAT",
            "BASE_TOOLS", "DEFAULT_INSTALL"]
 
@@ -79,7 +79,7 @@ _META = ".meta"
 
 
 @dataclass(frozen=True)
-class EnvSpec:
+class PythonEnvSpec:
     """What a repository's tests need (the shared part).
 
     repo          the repository (``owner/name``; a label, part of the key)
@@ -123,7 +123,7 @@ class PythonEnv:
     it was built on, and what it holds (`installed`: ``name==version`` lines)."""
 
     path: Path
-    spec: EnvSpec
+    spec: PythonEnvSpec
     key: str
     system: BuildSystem
     installed: tuple[str, ...] = ()
@@ -226,7 +226,7 @@ def sandbox_binds() -> list[str]:
         return []
 
 
-def resolve_system(spec: EnvSpec, backend: str = "local") -> BuildSystem:
+def resolve_system(spec: PythonEnvSpec, backend: str = "local") -> BuildSystem:
     """The system the environment of `spec` is built on, and its tests run on, for `backend`
     ("local" or "docker").
 
@@ -249,7 +249,7 @@ def resolve_system(spec: EnvSpec, backend: str = "local") -> BuildSystem:
 _SYSTEMS: dict[tuple, BuildSystem] = {}
 
 
-def _resolve(spec: EnvSpec, backend: str) -> BuildSystem:
+def _resolve(spec: PythonEnvSpec, backend: str) -> BuildSystem:
     if spec.python:
         try:
             version, note = choose_python(spec.python, spec.strict)
@@ -319,7 +319,7 @@ def _locked(name: str):
 # ----------------------------------------------------------------------------- the shared layer
 
 
-def find_env(spec: EnvSpec, backend: str = "local") -> PythonEnv | None:
+def find_env(spec: PythonEnvSpec, backend: str = "local") -> PythonEnv | None:
     """The built environment of `spec`, or None (nothing is built)."""
     system = resolve_system(spec, backend)
     key = spec.key(system)
@@ -336,7 +336,7 @@ def find_env(spec: EnvSpec, backend: str = "local") -> PythonEnv | None:
     return env
 
 
-def build_env(spec: EnvSpec, backend: str = "local", log: Callable[[str], None] | None = None) -> PythonEnv:
+def build_env(spec: PythonEnvSpec, backend: str = "local", log: Callable[[str], None] | None = None) -> PythonEnv:
     """The environment of `spec`, built now if it is not yet (once per key, across threads
     and processes), every step inside the sandbox. EnvBuildError names the failed step."""
     env = find_env(spec, backend)
@@ -377,7 +377,7 @@ def _pip(env_path: Path, *args: str) -> list[str]:
     return [str(env_path / "bin" / "python"), "-m", "pip", *args]
 
 
-def _make_env(spec: EnvSpec, system: BuildSystem, path: Path) -> list[str]:
+def _make_env(spec: PythonEnvSpec, system: BuildSystem, path: Path) -> list[str]:
     """The virtual environment and its packages, each step confined; the installed list."""
     with build_uid() as uid:
         path.mkdir(mode=0o755)

@@ -7,7 +7,7 @@
 - `SWEData`, `swe_data`: the task's gold patch, test patch, FAIL_TO_PASS / PASS_TO_PASS
   ids, test command, setup commands, environment variables and its environment's recipe
   (Python version, packages, the repository's own install); `env_spec` and `repo_install`:
-  that recipe as `codegym.sandbox.repoenv`'s `EnvSpec` (the shared environment) and
+  that recipe as `codegym.sandbox.repoenv`'s `PythonEnvSpec` (the shared environment) and
   `RepoInstall` (the repository installed at the base commit).
 - `git_dir`: a local git directory of a git, bundle or directory source (history walks).
 - patches (`patch_paths`, `apply_patch`, checked first) are `codegym.tasks.patches`'.
@@ -35,7 +35,7 @@ from typing import Any
 
 from codegym.core.git import GIT_IDENTITY, git, git_text
 from codegym.sandbox.pyreqs import RequirementError
-from codegym.sandbox.repoenv import DEFAULT_INSTALL, EnvSpec, RepoInstall
+from codegym.sandbox.repoenv import DEFAULT_INSTALL, PythonEnvSpec, RepoInstall
 from codegym.tasks.patches import SWEError, apply_patch, check_relpath
 from codegym.tasks.schema import Solution
 
@@ -566,7 +566,7 @@ def _words(task, value: Any, name: str, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def env_spec(task) -> EnvSpec | None:
+def env_spec(task) -> PythonEnvSpec | None:
     """The shared environment the task's tests run in (None: the sandbox's own Python,
     standard library only). Its cache key names the repository (``metadata.extra.swe.repo``,
     else the repository URL), the version (``metadata.extra.swe.version``), the packages
@@ -580,7 +580,7 @@ def env_spec(task) -> EnvSpec | None:
     repo = getattr(task, "repo", None)
     label = str(data.extra.get("repo") or getattr(repo, "url", "") or "")
     try:
-        return EnvSpec(repo=label, version=str(data.extra.get("version") or ""), packages=data.install,
+        return PythonEnvSpec(repo=label, version=str(data.extra.get("version") or ""), packages=data.install,
                        python=data.python, pip_packages=data.pip_packages,
                        strict=bool(data.extra.get("python_strict")) or os.environ.get("CODEGYM_PYTHON_STRICT") == "1")
     except RequirementError as e:

@@ -35,8 +35,6 @@ SIDECAR = "runtimes.json"
 SCHEMA = "codegym.runtimes/1"
 #: strict top-X% thresholds stored per task (DMC-Optim reports 30 / 50 / 70)
 PERCENTILES = (30, 50, 70)
-#: the starter files as a distribution member when the task's baseline is the starter
-STARTER = "starter"
 #: entry of a ``perf.runtimes``-shaped mapping holding the recording calibration seconds
 #: (the convention of codegym.wrappers.timed)
 CALIBRATION_KEY = "_calibration"

@@ -258,6 +258,10 @@ class TestSplits(_Model):
     perf: list[TestCase] = Field(default_factory=list)
 
 
+#: the name of the starter files as a solution: the baseline when ``perf.baseline`` names none
+STARTER = "starter"
+
+
 class PerfSpec(_Model):
     """Performance settings (used by codegym.timing.measurement / the timed rewards).
 
@@ -466,18 +470,22 @@ class Task(_Model):
         return self.perf.reference if self.perf.reference in self.solutions else None
 
     @property
-    def baseline_name(self) -> str | None:
-        """Name of the baseline solution; None when the baseline is the starter."""
-        b = self.perf.baseline
-        return b if b and b != "starter" else None
+    def baseline_name(self) -> str:
+        """Name of the baseline: ``perf.baseline``, or `STARTER` when it names none (the
+        key of the baseline's recorded runtimes either way)."""
+        return self.perf.baseline or STARTER
+
+    @property
+    def baseline_is_starter(self) -> bool:
+        """Whether the baseline is the starter files (no solution of the baseline's name)."""
+        return self.baseline_name == STARTER and STARTER not in self.solutions
 
     def baseline_files(self) -> tuple[str, dict[str, str]]:
         """(language, files) of the baseline: the named solution, else the starter."""
-        name = self.baseline_name
-        if name is not None:
-            sol = self.solution(name)
-            return sol.language or self.language, dict(sol.files)
-        return self.language, self.starter_files()
+        if self.baseline_is_starter:
+            return self.language, self.starter_files()
+        sol = self.solution(self.baseline_name)
+        return sol.language or self.language, dict(sol.files)
 
     def cases(self, split: str) -> list[TestCase]:
         """The cases of one split ("public", "hidden" or "perf")."""

@@ -29,7 +29,6 @@ from codegym.wrappers.measure import (
     PROGRAM_FAILURES,
     TimedRunFailed,
     TimingSettings,
-    baseline_name,
     keep_for_task,
     recorded_runtimes,
     solution_files,
@@ -45,7 +44,7 @@ def kept_passes(task, sandbox, settings: TimingSettings, speed_now: float | None
     """(`codegym.timing.kept.Passes` of the task's baseline on its perf split, how it was had:
     see `codegym.timing.kept.keep`); raises `Unscorable` when the baseline cannot be timed."""
     metric = settings.metric_for(task)
-    name = baseline_name(task)
+    name = task.baseline_name
     key = ("passes", task.content_hash, name, metric)
 
     def compute():
@@ -122,7 +121,7 @@ def clearly_faster(task, sandbox, metric: str, judged: float) -> bool:
     (which carries it to within ~1.1-1.4x, see `ANCHOR_BELOW`): such a candidate is no
     near-tie, and is measured without looks (a cost rule: it decides nothing)."""
     rt, cal = recorded_runtimes(task, metric)
-    tb = rt.get(baseline_name(task))
+    tb = rt.get(task.baseline_name)
     if not (tb and cal):
         return False
     try:

@@ -27,7 +27,6 @@ from codegym.wrappers.measure import (
     PROGRAM_FAILURES,
     TimedRunFailed,
     TimingSettings,
-    baseline_name,
     recorded_runtimes,
     solution_measurement,
 )
@@ -91,7 +90,7 @@ def baseline_bound(task, sandbox, settings: TimingSettings, factor: float | None
     metric = settings.metric_for(task)
     if factor is None or metric == "instructions":
         return None
-    name = baseline_name(task)
+    name = task.baseline_name
     rt, cal = recorded_runtimes(task, metric)
     if name in rt and rt[name] > 0:
         tb, source = float(rt[name]), "recorded"

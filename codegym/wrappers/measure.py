@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from codegym.judge.perf import PerfRuns, Unscorable, perf_workload
-from codegym.tasks.runtimes import CALIBRATION_KEY, STARTER, perf_runtimes
+from codegym.tasks.runtimes import CALIBRATION_KEY, perf_runtimes
+from codegym.tasks.schema import STARTER
 from codegym.timing import compare, forget_kept, keep, measure, slowness_now
 
 DISTRIBUTION_SOURCES = ("auto", "recorded", "measured")
@@ -54,16 +55,6 @@ def solution_files(task, name: str | None) -> tuple[str, dict[str, str]]:
         return task.language, task.starter_files()
     sol = task.solution(name)
     return (sol.language or task.language), dict(sol.files)
-
-
-def baseline_name(task) -> str:
-    """Name of the task's baseline (``"starter"`` when the starter is the baseline)."""
-    return task.baseline_name or STARTER
-
-
-def reference_name(task) -> str | None:
-    """Name of the task's reference solution, None if it has none."""
-    return task.reference_name
 
 
 # =========================================================================== settings
@@ -379,6 +370,6 @@ def calibrated_compare(sandbox, comparand: PerfRuns, candidate: PerfRuns, *, aga
 
 
 __all__ = ["TimedRunFailed", "PROGRAM_FAILURES", "DISTRIBUTION_SOURCES", "TimingSettings", "Distribution",
-           "ComparisonRecord", "solution_files", "baseline_name", "reference_name", "measure_workload",
+           "ComparisonRecord", "solution_files", "measure_workload",
            "solution_measurement", "recorded_runtimes", "runtime_distribution", "measurement_field",
            "measurement_value", "relative_noise", "calibrated_compare", "clear_cache", "keep_for_task"]

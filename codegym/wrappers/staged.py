@@ -28,11 +28,9 @@ from codegym.wrappers.feedback import staged_line
 from codegym.wrappers.measure import (
     TimedRunFailed,
     TimingSettings,
-    baseline_name,
     measure_workload,
     measurement_value,
     recorded_runtimes,
-    reference_name,
     relative_noise,
     solution_measurement,
 )
@@ -262,7 +260,7 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
         Raises `BoundReached` when the candidate's timed runs reach the slow bound."""
         sb = self.env.unwrapped.sandbox
         metric = self.settings.metric_for(task)
-        b, r = baseline_name(task), reference_name(task)
+        b, r = task.baseline_name, task.reference_name
         if r is None:
             raise Unscorable(f"task {task.id} has no reference solution")
         cand = report.get("timing")
@@ -351,7 +349,7 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
         settings = replace(self.settings, warmups=max(0, self.settings.warmups - 1))
         look = None
         try:
-            ref = Reference.of_measurement(solution_measurement(task, baseline_name(task), sb, self.settings))
+            ref = Reference.of_measurement(solution_measurement(task, task.baseline_name, sb, self.settings))
             look = sample_look(sb, metric, looks.tie, ref)
         except (Unscorable, ValueError):
             pass  # no kept measurement: the samples are not looked at
@@ -381,7 +379,7 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
 def _recorded_ratio(task, metric: str) -> float:
     """t_baseline / t_reference from the task's recorded runtimes (1 when unknown)."""
     rt, _ = recorded_runtimes(task, metric)
-    tb, tr = rt.get(baseline_name(task)), rt.get(reference_name(task) or "")
+    tb, tr = rt.get(task.baseline_name), rt.get(task.reference_name or "")
     return tb / tr if tb and tr else 1.0
 
 

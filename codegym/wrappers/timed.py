@@ -16,7 +16,8 @@ from typing import Any
 import gymnasium as gym
 
 from codegym.judge.perf import PerfRuns, Unscorable, perf_workload
-from codegym.tasks.runtimes import STARTER, percentile_rank
+from codegym.tasks.runtimes import percentile_rank
+from codegym.tasks.schema import STARTER
 from codegym.wrappers.base import JUDGE_FAILED, FinalProgram, FinalReward
 from codegym.wrappers.baseline import look_at
 from codegym.wrappers.bound import BoundReached, SlowBound, baseline_bound, bound_failure, bounded_workload, probe
@@ -26,11 +27,9 @@ from codegym.wrappers.measure import (
     ComparisonRecord,
     TimedRunFailed,
     TimingSettings,
-    baseline_name,
     calibrated_compare,
     measure_workload,
     measurement_value,
-    reference_name,
     runtime_distribution,
     solution_files,
 )
@@ -236,7 +235,7 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
             return None
         sb = self.env.unwrapped.sandbox
         try:
-            if self.skip_identical and self._workload(task, baseline_name(task)).key == cand.key:
+            if self.skip_identical and self._workload(task, task.baseline_name).key == cand.key:
                 return None
         except (Unscorable, KeyError, ValueError):  # no baseline program: the modes say why
             return None
@@ -251,7 +250,7 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
         return bound
 
     def _speedup(self, task, cand: PerfRuns, metric: str, out: dict) -> float:
-        name = baseline_name(task) if self.against == "baseline" else reference_name(task)
+        name = task.baseline_name if self.against == "baseline" else task.reference_name
         if name is None:
             raise Unscorable(f"task {task.id} has no {self.against} solution")
         rec = self._compare(self._workload(task, name), cand, name, metric, out,

@@ -12,7 +12,7 @@ import pytest
 from codegym.importers.swebench import grade
 from codegym.judge.run import judge
 from codegym.sandbox import make_sandbox
-from codegym.sandbox.repoenv import EnvSpec, build_env, find_env
+from codegym.sandbox.repoenv import PythonEnvSpec, build_env, find_env
 from codegym.tasks.schema import Task
 
 #: the SWE-bench importer's default limits (what an imported instance runs under)
@@ -80,7 +80,7 @@ def test_environment_threads_setup_once_and_variables(repo, sb):
     task = _task(repo, setup=["echo x >> setup-count.txt"], env={"PYTHONPATH": "src"})
     g = grade(task, {}, sb)
     assert g.resolution.status == "FULL", g.report.message
-    env = find_env(EnvSpec(repo="codegym/tests-env", packages=("pytest",)))
+    env = find_env(PythonEnvSpec(repo="codegym/tests-env", packages=("pytest",)))
     assert env is not None and any(x.startswith("pytest==") for x in env.installed)
     # the same key is the same environment: nothing is built again
     assert build_env(env.spec) is env or build_env(env.spec).path == env.path

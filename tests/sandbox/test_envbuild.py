@@ -25,7 +25,7 @@ from codegym.importers.swebench import grade
 from codegym.judge.run import judge
 from codegym.sandbox.envbuild import EnvBuildError
 from codegym.sandbox.local import LocalSandbox
-from codegym.sandbox.repoenv import EnvSpec, build_env, env_root
+from codegym.sandbox.repoenv import PythonEnvSpec, build_env, env_root
 from codegym.tasks.schema import Task
 
 PYTEST = ["python", "-m", "pytest", "-rA", "-p", "no:cacheprovider", "--junitxml=.codegym-junit.xml"]
@@ -263,7 +263,7 @@ def test_a_file_url_requirement_never_runs_on_the_host(world, tmp_path):
     rep = judge(task, {}, sandbox=world["sb"], split="hidden")
     assert rep.verdict == "sandbox_error" and "URL or local path" in rep.cases[0].message
     with pytest.raises(EnvBuildError) as e:          # trusted: it runs, inside the sandbox
-        build_env(EnvSpec(repo="codegym/url", packages=(req,), trusted=(req,)))
+        build_env(PythonEnvSpec(repo="codegym/url", packages=(req,), trusted=(req,)))
     assert "pip install" in str(e.value)
     _no_trace(world, rep.message, rep.cases[0].message, str(e.value))
 
@@ -275,7 +275,7 @@ def test_a_file_url_requirement_in_a_build_container(world, tmp_path):
     _root_or_skip("3.13")
     req = _evil_requirement(world, tmp_path)
     with pytest.raises(EnvBuildError) as e:
-        build_env(EnvSpec(repo="codegym/url", packages=(req,), trusted=(req,), python="3.13"), "docker")
+        build_env(PythonEnvSpec(repo="codegym/url", packages=(req,), trusted=(req,), python="3.13"), "docker")
     assert "pip install" in str(e.value)
     _no_trace(world, str(e.value))
 
@@ -284,11 +284,11 @@ def test_the_python_asked_for_or_the_nearest_with_a_note(world):
     """A Python the roots do not have: the nearest, with a note; strict: an error naming it."""
     from codegym.sandbox.repoenv import resolve_system  # noqa: PLC0415
     _root_or_skip("3.11")
-    system = resolve_system(EnvSpec(repo="a/b", python="3.10"))
+    system = resolve_system(PythonEnvSpec(repo="a/b", python="3.10"))
     assert system.version == "3.11" and "3.10" in (system.note or "") and system.root != "/"
-    assert resolve_system(EnvSpec(repo="a/b", python="3.9")).note is None
+    assert resolve_system(PythonEnvSpec(repo="a/b", python="3.9")).note is None
     with pytest.raises(EnvBuildError, match="3.10"):
-        resolve_system(EnvSpec(repo="a/b", python="3.10", strict=True))
+        resolve_system(PythonEnvSpec(repo="a/b", python="3.10", strict=True))
 
 
 def _root_or_skip(version: str) -> None:

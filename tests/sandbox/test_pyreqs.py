@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from codegym.sandbox.pyreqs import RequirementError, check_requirement, check_requirements, requirements_file
-from codegym.sandbox.repoenv import EnvSpec
+from codegym.sandbox.repoenv import PythonEnvSpec
 
 
 @pytest.mark.parametrize("req, want", [
@@ -47,10 +47,10 @@ def test_what_is_not_a_requirement(req):
 
 def test_an_environment_spec_refuses_them_when_made():
     with pytest.raises(RequirementError, match="pip option"):
-        EnvSpec(repo="a/b", packages=("pytest", "-r/etc/shadow"))
+        PythonEnvSpec(repo="a/b", packages=("pytest", "-r/etc/shadow"))
     with pytest.raises(RequirementError, match="URL or local path"):
-        EnvSpec(repo="a/b", pip_packages=("x @ file:///tmp/x",))
-    spec = EnvSpec(repo="a/b", packages=("x @ file:///tmp/x", "pytest >= 7"), trusted=("x @ file:///tmp/x",))
+        PythonEnvSpec(repo="a/b", pip_packages=("x @ file:///tmp/x",))
+    spec = PythonEnvSpec(repo="a/b", packages=("x @ file:///tmp/x", "pytest >= 7"), trusted=("x @ file:///tmp/x",))
     assert spec.packages == ("x @ file:///tmp/x", "pytest>=7")
 
 

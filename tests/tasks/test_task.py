@@ -130,6 +130,21 @@ def test_accessors():
     assert "python" in stdio.accepted_languages() and "c" in stdio.accepted_languages()
 
 
+def test_one_baseline_name(tmp_path):
+    """The baseline's name is one rule (issue 31): the named solution, else "starter", which
+    is also the key of its recorded runtimes; `baseline_is_starter` says which files it is."""
+    named = example("bracket-depth")
+    assert named.baseline_name == "baseline" and not named.baseline_is_starter
+    plain = load_task(write(tmp_path / "echo.yaml", GOOD))
+    assert plain.perf.baseline is None
+    assert plain.baseline_name == "starter" and plain.baseline_is_starter
+    assert plain.baseline_files() == (plain.language, plain.starter_files())
+    # a solution called "starter" is that solution, here as in the timed rewards
+    own = plain.model_copy(update={"solutions": {**plain.solutions, "starter": plain.solutions["reference"]}})
+    assert own.baseline_name == "starter" and not own.baseline_is_starter
+    assert own.baseline_files()[1] == dict(plain.solutions["reference"].files)
+
+
 # --------------------------------------------------------------------------- hashes
 
 
