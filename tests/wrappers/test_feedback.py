@@ -88,16 +88,18 @@ def check_final(env, obs: str, details: dict) -> str:
     return lines[-2]
 
 
-def test_the_default_reward_of_perfcode_says_the_speedup_and_the_stage():
-    env = gym.make("codegym/PerfCode-v0")                                 # staged, the suite's default
+@pytest.mark.parametrize("env_id,task_id", [("codegym/PerfCode-v0", "perfcode/py-sum-numbers"),
+                                            ("codegym/DMCOptim-v0", "dmcoptim/divisor-tally")])
+def test_the_default_reward_says_the_speedup_and_the_stage(env_id, task_id):
+    env = gym.make(env_id)                                                # staged, the suite's default
     try:
-        obs, info = play_oracle(env, "perfcode/py-sum-numbers")
+        obs, info = play_oracle(env, task_id)
         line = check_final(env, obs, info["staged"])
         assert line == staged_line(info["staged"])
-        assert re.match(r"Performance: (\d+\.\d+x (faster|slower) than the baseline|no faster than the baseline)",
+        assert re.match(r"Performance: (\d+(\.\d+)?x (faster|slower) than the baseline|no faster than the baseline)",
                         line), line
         assert "; stage: correct" in line
-        obs, info = env.reset(options={"task_id": "perfcode/py-sum-numbers"})
+        obs, info = env.reset(options={"task_id": task_id})
         obs, *_, info = env.step("```python\nprint(1)\n```\nsubmit")
         assert obs.splitlines()[-2] == ("Performance: not timed (only a correct program is); "
                                         "stage: wrong answer (0% of the tests passed)")
