@@ -113,3 +113,15 @@ def test_the_makefile_runs_the_set_up_before_the_install():
     assert re.search(r"^demo: system install$", text, re.M) and re.search(r"^test: system-test install$", text, re.M)
     assert "scripts/system.sh demo" in text and "scripts/system.sh test" in text
     assert "make test" in (REPO / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_the_readme_names_what_each_command_installs_and_stays_short():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(text.encode()) <= 12 * 1024, "README.md is over 12 KB: move detail into docs/"
+    rows = {m[1]: m[2] for m in re.finditer(r"^\| `make (demo|test)` \| (.+) \|$", text, re.M)}
+    assert set(rows) == {"demo", "test"}
+    for name in packages("demo"):
+        assert name in rows["demo"], f"README's make demo row does not name {name}"
+    for name in set(packages("test")) - set(packages("demo")):
+        assert name in rows["test"], f"README's make test row does not name {name}"
+    assert "Docker engine" in rows["test"]
