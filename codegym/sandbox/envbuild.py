@@ -34,6 +34,7 @@ from pathlib import Path
 
 from codegym.core.languages import python_path
 from codegym.sandbox.containers import LABEL, LABEL_HOST, LABEL_OWNER
+from codegym.sandbox.hostnet import CA_INSIDE, PASSED_VARIABLES, host_ca_bundle, network_variables
 from codegym.sandbox.images import docker_client
 from codegym.sandbox.isolation import bwrap_available, claim_uid, kill_uid, proc_start, system_binds
 
@@ -48,12 +49,6 @@ UID_RANGE = 2000
 CHECKOUT = "/box/ws"
 #: seconds one step may take (a large sdist compiles for a while)
 BUILD_TIMEOUT_S = 1800.0
-#: the host's settings a build step gets (the user's own pip and proxy configuration)
-PASSED_VARIABLES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX", "PIP_TRUSTED_HOST",
-                    "PIP_DEFAULT_TIMEOUT", "PIP_RETRIES", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
-                    "http_proxy", "https_proxy", "no_proxy")
-#: the CA bundle a step trusts: the host's (a proxy's CA may be in it), at Debian's path
-CA_INSIDE = "/etc/ssl/certs/ca-certificates.crt"
 #: the program a step runs first: rlimits, its HOME, then exec of the step's argv
 _LAUNCH = ("import os, resource, sys\n"
            "for r, v in ((resource.RLIMIT_NPROC, 4096), (resource.RLIMIT_FSIZE, 8 << 30), (resource.RLIMIT_CORE, 0)):\n"
@@ -146,23 +141,12 @@ def build_uid() -> Iterator[int]:
 # ----------------------------------------------------------------------------- one step
 
 
-def _ca_bundle() -> str | None:
-    for name in ("PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE"):
-        p = os.environ.get(name)
-        if p and os.path.isfile(p):
-            return p
-    return CA_INSIDE if os.path.isfile(CA_INSIDE) else None
-
-
 def _variables(env: Mapping[str, str]) -> dict[str, str]:
     out = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/tmp/home",
            "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
            "PIP_ROOT_USER_ACTION": "ignore", "PYTHONDONTWRITEBYTECODE": "1", "PIP_NO_CACHE_DIR": "1"}
-    for name in PASSED_VARIABLES:
-        if os.environ.get(name):
-            out[name] = os.environ[name]
-    if _ca_bundle():
-        out.update({"PIP_CERT": CA_INSIDE, "SSL_CERT_FILE": CA_INSIDE, "REQUESTS_CA_BUNDLE": CA_INSIDE})
+    # the user's pip and proxy settings; the host's CA bundle, bound at Debian's path (a proxy's CA may be in it)
+    out.update(network_variables(CA_INSIDE if host_ca_bundle() else None))
     out.update({str(k): str(v) for k, v in env.items()})
     return out
 
@@ -215,7 +199,7 @@ def _local_step(system: BuildSystem, argv: list[str], uid: int, writable: Sequen
         if network:
             a.append("--share-net")
         a += system_binds(system.root)
-        ca = _ca_bundle()
+        ca = host_ca_bundle()
         if ca:
             a += ["--ro-bind", ca, CA_INSIDE]
         for f in ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf"):
@@ -275,7 +259,7 @@ def _docker_step(system: BuildSystem, argv: list[str], uid: int, writable: Seque
     except Exception as e:  # noqa: BLE001 -- no engine
         raise EnvBuildError(f"no Docker engine for the build container: {e}") from None
     volumes = {host: {"bind": inside, "mode": "rw"} for host, inside in writable}
-    ca = _ca_bundle()
+    ca = host_ca_bundle()
     if ca:
         volumes[ca] = {"bind": CA_INSIDE, "mode": "ro"}
     me = os.getpid()

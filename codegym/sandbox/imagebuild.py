@@ -8,7 +8,8 @@ the daemon sees its client go and cancels the build, removing the build's contai
 (``forcerm``). No pull (``pull=False``), no network unless the caller asks
 (``network_mode="none"``: what a ``RUN`` can reach; ``network="bridge"`` is Docker's
 default network, ``"host"`` the host's own, e.g. where containers have no DNS), labels
-as given. Raises
+as given; a folder's context can get extra files and the build arguments (what a
+networked build takes from the host: `codegym.sandbox.hostnet`). Raises
 `ImageBuildError` with the tail of the build log. `codegym.sandbox.images.build_local`
 and the Harbor importer build through here.
 """
@@ -21,6 +22,7 @@ import re
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -50,12 +52,17 @@ def _tail(log: list[str], n: int = 4) -> str:
 def build_image(tag: str, *, path: str | None = None, fileobj: Any = None, dockerfile: str | None = None,
                 labels: dict[str, str] | None = None, network: bool | str = False,
                 timeout_s: float = DEFAULT_BUILD_TIMEOUT_S,
-                progress: Callable[[str], None] | None = None) -> str:
+                progress: Callable[[str], None] | None = None, files: dict[str, str] | None = None,
+                buildargs: dict[str, str] | None = None) -> str:
     """Build `tag` from the folder `path` or the tar `fileobj` (a whole context), with no
     pull, no network unless `network` (True or "bridge": Docker's default; "host"), within
-    `timeout_s` seconds; returns the image id."""
+    `timeout_s` seconds; returns the image id. `files` (name in the context -> host file,
+    with `path` only) are added to the folder's context; `buildargs` are passed (a
+    networked build's host settings: `codegym.sandbox.hostnet.with_host_settings`)."""
     if (path is None) == (fileobj is None):
         raise ValueError("build_image needs exactly one of path= and fileobj=")
+    if files and path is None:
+        raise ValueError("build_image adds files= to a folder's context (path=) only")
     tmp = None
     try:
         if fileobj is not None:
@@ -64,7 +71,8 @@ def build_image(tag: str, *, path: str | None = None, fileobj: Any = None, docke
                 while chunk := fileobj.read(1 << 20):
                     f.write(chunk)
         spec = {"tag": tag, "path": path, "tar": tmp, "dockerfile": dockerfile, "labels": labels or {},
-                "network": {False: "none", True: "bridge"}.get(network, network)}
+                "network": {False: "none", True: "bridge"}.get(network, network), "files": files or {},
+                "buildargs": buildargs or {}}
         return _run_child(spec, timeout_s, progress)
     finally:
         if tmp:
@@ -161,10 +169,15 @@ def _child() -> int:
             kw["network_mode"] = spec["network"]
         if spec.get("dockerfile"):
             kw["dockerfile"] = spec["dockerfile"]
+        if spec.get("buildargs"):
+            kw["buildargs"] = spec["buildargs"]
         f = None
         if spec.get("tar"):
             f = open(spec["tar"], "rb")  # noqa: SIM115 -- closed below
             kw.update(fileobj=f, custom_context=True)
+        elif spec.get("files"):
+            f, name = _context_with(spec["path"], spec.get("dockerfile"), spec["files"])
+            kw.update(fileobj=f, custom_context=True, dockerfile=name)
         else:
             kw["path"] = spec["path"]
         image_id, error = None, None
@@ -188,6 +201,29 @@ def _child() -> int:
     except Exception as e:  # noqa: BLE001 -- reported to the parent as the error
         say({"error": f"{type(e).__name__}: {e}"})
     return 0
+
+
+def _context_with(path: str, dockerfile: str | None, files: dict[str, str]) -> tuple[Any, str]:
+    """(an open temporary tar, the Dockerfile's name in it): the folder's build context as the
+    SDK makes it (its .dockerignore applied, a Dockerfile outside it added), with `files`
+    (name -> host file) appended."""
+    from docker import utils  # noqa: PLC0415 -- optional dependency (codegym[docker])
+    from docker.api.build import process_dockerfile  # noqa: PLC0415
+    exclude = None
+    ignore = os.path.join(path, ".dockerignore")
+    if os.path.exists(ignore):
+        with open(ignore) as fh:
+            exclude = [ln.strip() for ln in fh.read().splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    df = process_dockerfile(dockerfile, path)
+    f = utils.tar(path, exclude=exclude, dockerfile=df)
+    with tarfile.open(fileobj=f, mode="a") as tf:
+        for name, host in files.items():
+            info = tf.gettarinfo(host, arcname=name)
+            info.mode, info.uid, info.gid, info.uname, info.gname = 0o644, 0, 0, "root", "root"
+            with open(host, "rb") as src:
+                tf.addfile(info, src)
+    f.seek(0)
+    return f, df[0] or "Dockerfile"
 
 
 def _split_ref(ref: str) -> tuple[str, str | None]:
