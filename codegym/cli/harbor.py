@@ -71,7 +71,9 @@ def add_harbor_import(import_subparsers) -> argparse.ArgumentParser:
     p.add_argument("--build-network", nargs="?", const="bridge", default=False, choices=("bridge", "host"),
                    help="let the environment's docker build reach the network (RUN apt-get / pip install, ADD "
                         "<url>): Docker's default network (bridge), or 'host' where containers have no DNS of their "
-                        "own (RUN then also reaches the host's loopback services); by default builds have none")
+                        "own (RUN then also reaches the host's loopback services); by default builds have none. "
+                        "The build's RUN steps then also trust this host's CA bundle and get your pip and proxy "
+                        "settings without credentials, for the build only (the report says so)")
     p.add_argument("--build-timeout", type=float, default=None, metavar="S",
                    help="the longest an environment build may take (default: the task's build_timeout_sec)")
     p.add_argument("--no-verify", dest="verify", action="store_false",

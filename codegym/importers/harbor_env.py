@@ -39,10 +39,11 @@ from typing import Any
 from codegym.importers.harbor_read import HarborError, HarborTask, check_tree, tree_digest
 from codegym.sandbox.docker import CONTAINER_PYTHON
 from codegym.sandbox.dockerfile import substitute
+from codegym.sandbox.hostnet import with_host_settings
 from codegym.sandbox.imagebuild import ImageBuildError, build_image, pull_image
 from codegym.sandbox.images import docker_client, registry_reachable
 
-__all__ = ["StandIn", "EnvPlan", "plan_environment", "realize_plan", "build_env_image", "extract_workdir",
+__all__ = ["StandIn", "EnvPlan", "EnvImage", "plan_environment", "realize_plan", "build_env_image", "extract_workdir",
            "build_judge_image", "WorkdirCopy", "read_workdir", "REWARD_REPORTER", "SANDBOX_WORKDIR", "VERIFIER_TMP",
            "BASE_COPY",
            "PULL_POLICIES", "WORKSPACE_FILE_BYTES", "WORKSPACE_TOTAL_BYTES", "WORKSPACE_FILES", "docker_or_error"]
@@ -193,11 +194,23 @@ def realize_plan(plan: EnvPlan, client: Any, progress: Callable[[str], None] | N
     return lines + plan.notes
 
 
+@dataclass
+class EnvImage:
+    """The environment image: its tag, the working directory (None: the environment sets
+    none, and Harbor runs the task in ``/``), and the report's notes of its build."""
+
+    tag: str
+    workdir: str | None
+    notes: list[str] = field(default_factory=list)
+
+
 def build_env_image(ht: HarborTask, plan: EnvPlan, client: Any, network: bool | str = False,
-                    timeout_cap_s: float | None = None) -> tuple[str, str]:
-    """(tag, working directory) of the task's environment image (built once per content:
-    the environment's files and modes, the stand-ins, the network setting)."""
+                    timeout_cap_s: float | None = None) -> EnvImage:
+    """The task's environment image (built once per content: the environment's files and
+    modes, the stand-ins, the network setting and what the host gave a networked build:
+    `codegym.sandbox.hostnet.with_host_settings`)."""
     where = ht.path / ht.dockerfile_path
+    notes: list[str] = []
     if plan.use is not None:
         tag = plan.use
     else:
@@ -205,10 +218,15 @@ def build_env_image(ht: HarborTask, plan: EnvPlan, client: Any, network: bool | 
         text = ht.dockerfile or ""
         if plan.stand_ins:
             text = substitute(text, plan.replace, str(where))
+        host = with_host_settings(text, str(where)) if network else None
+        if host is not None:
+            text = host.dockerfile
+            notes.append(host.note)
         # the files and modes of environment/, the Dockerfile as built, the ids of the images it
-        # names (a re-pulled or remade base gives a new image), the network setting
+        # names (a re-pulled or remade base gives a new image), the network setting and what the host gave
         ids = sorted({client.images.get(plan.replace.get(r.image, r.image)).id for r in ht.refs})
-        key = hashlib.sha256("\0".join([tree_digest(env), text, *ids, str(network)]).encode()).hexdigest()[:16]
+        key = hashlib.sha256("\0".join([tree_digest(env), text, *ids, str(network),
+                                         host.digest if host else ""]).encode()).hexdigest()[:16]
         tag = f"codegym/harbor-env:{key}"
         if not _local(client, tag):
             bound = min(ht.build_timeout_s, timeout_cap_s) if timeout_cap_s else ht.build_timeout_s
@@ -217,7 +235,8 @@ def build_env_image(ht: HarborTask, plan: EnvPlan, client: Any, network: bool | 
                 df.write_text(text, encoding="utf-8")
                 try:
                     build_image(tag, path=str(env), dockerfile=str(df), network=network, timeout_s=bound,
-                                labels={"codegym.harbor": "env"})
+                                labels={"codegym.harbor": "env"}, files=host.files if host else None,
+                                buildargs=host.buildargs if host else None)
                 except ImageBuildError as e:
                     hint = ""
                     if not network and re.search(r"\b(apt-get|apt|apk|pip3?|npm|curl|wget|git|go|cargo|gem|uv)\b",
@@ -226,11 +245,10 @@ def build_env_image(ht: HarborTask, plan: EnvPlan, client: Any, network: bool | 
                     raise HarborError(f"{where}: {e}{hint}") from None
     workdir = ht.workdir or (client.images.get(tag).attrs.get("Config") or {}).get("WorkingDir") or ""
     if not workdir or workdir == "/":
-        raise HarborError(f"{where if ht.dockerfile else ht.path / 'task.toml'}: the environment sets no WORKDIR "
-                          "(the agent's working directory); set WORKDIR or [environment].workdir")
+        return EnvImage(tag, None, notes)
     if not re.fullmatch(r"/[A-Za-z0-9._/-]+", workdir):
         raise HarborError(f"{ht.path}: working directory {workdir!r} is not a plain absolute path")
-    return tag, workdir
+    return EnvImage(tag, workdir.rstrip("/"), notes)
 
 
 class _ChunkReader(io.RawIOBase):

@@ -56,7 +56,7 @@ from codegym.importers.harbor_read import (
     find_task_folders,
     read_harbor_task,
 )
-from codegym.importers.harbor_trial import capture_solution
+from codegym.importers.harbor_trial import HARBOR_SHELL, home_dir, run_solution, solution_changes, usable_workdir
 from codegym.importers.yamlout import write_suite_file
 from codegym.judge.run import judge
 from codegym.sandbox import make_sandbox
@@ -79,35 +79,44 @@ def task_short_name(name: str) -> str:
     return short or "task"
 
 
-def build_command(workdir: str, env: dict[str, str] | None = None) -> list[str]:
+def build_command(workdir: str, env: dict[str, str] | None = None, cwd: str | None = None) -> list[str]:
     """The repo task's test command: the working directory's files kept in the image linked
     back where the task's files did not replace them, Harbor's verifier step with the
-    task's ``[verifier].env``, then the reward as a junit report."""
+    task's ``[verifier].env`` in `cwd` (default `workdir`; ``/`` where the environment sets
+    no working directory, as Harbor runs it) through ``bash -c`` as Harbor runs it (sh
+    without bash), then the reward as a junit report."""
     env = {"TEST_DIR": "/tests", **(env or {})}     # Harbor's compose files give the verifier TEST_DIR
     exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in sorted(env.items()))
     script = (f"mkdir -p /tmp/codegym-verifier && if [ -d {BASE_COPY} ]; then python3 "
-              f"/opt/codegym-harbor/reward_report.py --restore {BASE_COPY} {workdir}; fi; cd {workdir} && {exports}"
-              "(/tests/test.sh) > /tmp/codegym-verifier/test-stdout.txt 2>&1; "
+              f"/opt/codegym-harbor/reward_report.py --restore {BASE_COPY} {workdir}; fi; cd {cwd or workdir} && "
+              f"{exports}{HARBOR_SHELL} -c '(/tests/test.sh)' > /tmp/codegym-verifier/test-stdout.txt 2>&1; "
               "exec python3 /opt/codegym-harbor/reward_report.py /tmp/codegym-verifier")
     return ["sh", "-c", script, "codegym-harbor", "--junitxml=/tmp/codegym-verifier/junit.xml"]
 
 
 def _doc(ht: HarborTask, suite: str, short: str, image: str, workdir: str,
-         solution: dict[str, str]) -> dict[str, Any]:
+         solution: dict[str, str], cwd: str | None) -> dict[str, Any]:
     meta = ht.config.get("metadata") if isinstance(ht.config.get("metadata"), dict) else {}
     timeout = max(30.0, ht.verifier_timeout_s)
+    statement = ht.instruction
+    if cwd is not None:
+        statement = (statement.rstrip("\n") + f"\n\n---\n\n(Imported from Harbor: this task's environment sets no "
+                     f"working directory, and Harbor runs it in `/`. Here your working directory is `{workdir}`: a "
+                     f"file you write at `<path>` in it is `{workdir}/<path>` when the task is checked.)\n")
     doc: dict[str, Any] = {
-        "id": f"{suite}/{short}", "title": ht.name, "statement": ht.instruction, "kind": "repo",
+        "id": f"{suite}/{short}", "title": ht.name, "statement": statement, "kind": "repo",
         "language": "python", "limits": {"time_s": timeout, "wall_s": timeout + 30, "memory_mb": ht.memory_mb},
         "repo": {"url": f"{short}/repo", "image": image},
-        "tests": {"hidden": [{"name": "harbor-verifier", "command": build_command(workdir, ht.verifier_env)}]},
+        "tests": {"hidden": [{"name": "harbor-verifier", "command": build_command(workdir, ht.verifier_env, cwd)}]},
     }
     if solution:
         doc["solutions"] = {"reference": {"files": {p: {"file": f"{short}/solution/{p}"} for p in sorted(solution)},
                                           "description": "solution/solve.sh run in the task's environment"}}
+    harbor = {"name": ht.name, "workdir": workdir, "image": image, "bases": ht.bases}
+    if cwd is not None:
+        harbor["cwd"] = cwd
     doc["metadata"] = {"source": "harbor", "difficulty": str(meta.get("difficulty") or "") or None,
-                       "extra": {"harbor": {"name": ht.name, "workdir": workdir, "image": image,
-                                            "bases": ht.bases}}}
+                       "extra": {"harbor": harbor}}
     return doc
 
 
@@ -115,21 +124,34 @@ def _import_one(ht: HarborTask, plan, short: str, suite: str, stage: Path, clien
                 build_timeout_s: float | None, progress: Callable[[str], None] | None,
                 sandbox: Any = None) -> tuple[dict, list[str]]:
     notes = realize_plan(plan, client)
-    env_tag, workdir = build_env_image(ht, plan, client, network=build_network, timeout_cap_s=build_timeout_s)
+    env = build_env_image(ht, plan, client, network=build_network, timeout_cap_s=build_timeout_s)
+    notes += env.notes
+    workdir, cwd = env.workdir, (None if env.workdir else "/")
+    run = None
+    if ht.has_solution:
+        if progress:
+            progress(f"{ht.name}: running solution/solve.sh for the reference")
+        run = run_solution(ht, env.tag, workdir, client)
+        workdir = run.workdir
+    elif workdir is None:
+        workdir = home_dir(client, env.tag)
+        notes.append(f"the environment sets no WORKDIR: Harbor runs the task in /; the agent's working directory "
+                     f"here is {workdir}, the home directory of the image's user (the statement says so)")
+    if not usable_workdir(workdir, inside_system=cwd is None):
+        raise HarborError(f"{ht.path}: the working directory {workdir} is a system directory or holds one: codegym "
+                          "gives an agent its files there by replacing the directory")
     folder = stage / short
-    copy, base = extract_workdir(client, env_tag, workdir, folder / "repo")
+    copy, base = extract_workdir(client, env.tag, workdir, folder / "repo")
     (folder / "repo").mkdir(parents=True, exist_ok=True)
     kept = [p for p, _, why in copy.kept if why != "a link"]
     if copy.kept:
         big = sorted(copy.kept, key=lambda k: -k[1])[:3]
         notes.append(f"{len(copy.kept)} entr{'y' if len(copy.kept) == 1 else 'ies'} of {workdir} stay in the image, "
                      "not in the task (" + ", ".join(f"{p}: {why}" for p, _, why in big) + ")")
-    judge_tag = build_judge_image(ht, env_tag, workdir, kept, client)
+    judge_tag = build_judge_image(ht, env.tag, workdir, kept, client)
     solution: dict[str, str] = {}
-    if ht.has_solution:
-        if progress:
-            progress(f"{ht.name}: running solution/solve.sh for the reference")
-        solution, sol_notes = capture_solution(ht, env_tag, workdir, base, client)
+    if run is not None:
+        solution, sol_notes = solution_changes(run, base)
         if not solution:
             more = [n.replace("solve.sh changed no text file of the working directory", "").strip(" ()")
                     for n in sol_notes]
@@ -143,7 +165,7 @@ def _import_one(ht: HarborTask, plan, short: str, suite: str, stage: Path, clien
             (folder / "solution" / rel).write_text(text, encoding="utf-8")
     else:
         notes.append("no solution/solve.sh: the task has no reference solution")
-    doc = _doc(ht, suite, short, judge_tag, workdir, solution)
+    doc = _doc(ht, suite, short, judge_tag, workdir, solution, cwd)
     path = write_suite_file(stage, doc)
     try:
         task = load_task(path)
@@ -248,7 +270,8 @@ def import_harbor(src: str | Path, out: str | Path, suite: str | None = None,
     out.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=".codegym-import-", dir=out))
     docs = []
-    sandbox = make_sandbox("docker") if verify and planned else None
+    # its own instance (closed below): the process-wide shared one may be in use by others
+    sandbox = make_sandbox("docker", workers=os.cpu_count() or 1) if verify and planned else None
     try:
         for folder, ht, short, plan in planned:               # 3: build, stage
             try:

@@ -9,7 +9,12 @@
   or by default when a registry answers), a local stand-in with the difference said, else
   one line naming the image and why none can be had (Ubuntu: not from Debian's mirror);
   a ``docker_image`` is used as is, a Dockerfile built only when it cannot be had;
-- ``[verifier].env`` reaches ``test.sh``.
+- ``[verifier].env`` reaches ``test.sh``;
+- an environment without a working directory runs ``solve.sh`` and ``test.sh`` in ``/`` as
+  Harbor does (through ``bash -c``); the agent gets the directory ``solve.sh`` writes in,
+  else the home of the image's user; never a system directory;
+- ``--build-network``: pip in the build trusts the host's CA bundle, the image keeps no
+  variable of it; a stand-in's apt sources are its root's.
 """
 
 from __future__ import annotations
@@ -268,3 +273,167 @@ def test_which_images_have_a_stand_in():
     note = stand_in("python:3.13-slim-bullseye").note
     assert "the tag names Debian bullseye, whose Python is not 3.13: trixie is used" in note
     assert "python.org's 3.11.9 at /usr/local/bin" in stand_in("python:3.11.9-slim").note
+
+
+# --------------------------------------------------------------------------- no WORKDIR: Harbor runs in /
+
+NO_WORKDIR_TEST = """#!/bin/sh
+# Harbor runs this in / (the environment sets no WORKDIR)
+mkdir -p /logs/verifier
+if [ "$PWD" = / ] && python3 -c 'import sys; sys.path.insert(0, "/srv/calc"); import main; assert main.add(2, 3) == 5'
+then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+"""
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(900)
+def test_an_environment_without_a_workdir_runs_in_root_as_harbor_does(tmp_path):
+    """Harbor runs the agent, solve.sh and test.sh in / when the environment sets no
+    working directory. codegym does the same for solve.sh and test.sh, and gives the agent
+    the directory the task is about: where solve.sh writes (a cache in a hidden folder
+    aside), else the home directory of the image's user; never a system directory. The
+    statement and the report say which. Before: refused ("sets no WORKDIR"). Scripts run
+    through bash -c, as Harbor runs them (a script without a #! line is bash's)."""
+    _need_docker()
+    src = tmp_path / "src"
+    src.mkdir()
+    good_folder(src, "solved", dockerfile="FROM codegym/python:3.11\nCOPY app/ /srv/calc/\n", test_sh=NO_WORKDIR_TEST,
+                solve_sh="#!/bin/sh\n[ \"$PWD\" = / ] || exit 1\nmkdir -p /root/.cache/tool && echo x > "
+                         "/root/.cache/tool/state\nprintf 'def add(a, b):\\n    return a + b\\n' > srv/calc/main.py\n")
+    good_folder(src, "home", dockerfile="FROM codegym/python:3.11\n", solve_sh=None,
+                test_sh="#!/bin/sh\nmkdir -p /logs/verifier\n[ \"$(cat /root/hello.txt)\" = hi ] && echo 1 > "
+                        "/logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n")
+    good_folder(src, "system", dockerfile="FROM codegym/python:3.11\n",
+                solve_sh="#!/bin/sh\necho 'x = 1' > /etc/answer.conf\n")
+    # no #! line and bash's syntax: Harbor runs every command through bash -c, and so does codegym
+    good_folder(src, "bashism", solve_sh="# a comment first: no #! line\nset -euo pipefail\n[[ -d /app ]]\n"
+                                         "printf 'def add(a, b):\\n    return a + b\\n' > /app/main.py\n",
+                test_sh="mkdir -p /logs/verifier\nif [[ $(python3 -c 'import main; print(main.add(2, 3))') == 5 ]]"
+                        "; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n")
+    shared = make_sandbox("docker")
+    res = import_harbor(src, tmp_path / "out")
+    assert sorted(res.imported) == ["out/bashism", "out/home", "out/solved"], res.failed
+    (folder, why), = res.failed
+    assert Path(folder).name == "system" and "the environment sets no WORKDIR (Harbor runs the task in /)" in why
+    assert "(/etc/answer.conf) has no common directory outside the system's" in why
+    assert ("solve.sh (run there) writes in /srv/calc, which is the agent's working directory here"
+            in " ".join(res.notes["out/solved"]))
+    assert "the agent's working directory here is /root, the home directory" in " ".join(res.notes["out/home"])
+    tasks = {t.id: t for t in load_suite(tmp_path / "out")}
+    solved, home = tasks["out/solved"], tasks["out/home"]
+    assert solved.solutions["reference"].files == {"main.py": "def add(a, b):\n    return a + b\n"}
+    assert "Here your working directory is `/srv/calc`" in solved.statement
+    assert solved.metadata.extra["harbor"]["cwd"] == "/"
+    try:   # the shared sandbox is still open: the import closed only its own
+        assert judge(solved, dict(solved.solution("reference").files), sandbox=shared,
+                     split="hidden").verdict == "accepted"
+        assert judge(solved, solved.starter_files(), sandbox=shared, split="hidden").verdict != "accepted"
+        assert judge(home, {**home.starter_files(), "hello.txt": "hi\n"}, sandbox=shared,
+                     split="hidden").verdict == "accepted"
+        assert judge(home, home.starter_files(), sandbox=shared, split="hidden").verdict != "accepted"
+    finally:
+        shared.close()
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(900)
+def test_the_home_of_a_non_root_user_is_read_from_the_images_passwd_and_a_system_workdir_refused(tmp_path):
+    """No WORKDIR and no solve.sh: the agent's directory is the home of the image's user,
+    read from the image's /etc/passwd without running anything; a user the file does not
+    name is a clear error. An image whose WORKDIR is a system directory is refused."""
+    _need_docker()
+    import subprocess
+
+    from codegym.importers.harbor_trial import home_dir
+    from codegym.sandbox.imagebuild import build_image
+    from codegym.sandbox.images import docker_client
+    client = docker_client()
+    ctx = tmp_path / "ctx"
+    ctx.mkdir()
+    tags = []
+    try:
+        for n, (df, want) in enumerate((("RUN useradd -m -d /home/agent agent\nUSER agent", "/home/agent"),
+                                         ("USER 4242", None))):
+            (ctx / "Dockerfile").write_text(f"FROM codegym/python:3.11\n{df}\n")
+            tag = f"codegym/test-harbor-home:{os.getpid()}-{n}"
+            build_image(tag, path=str(ctx), timeout_s=300, labels={"codegym.test": "harbor-home"})
+            tags.append(tag)
+            if want:
+                assert home_dir(client, tag) == want
+            else:
+                with pytest.raises(HarborError, match="the home directory of its user '4242' cannot be told"):
+                    home_dir(client, tag)
+    finally:
+        for tag in tags:
+            subprocess.run(["docker", "image", "rm", "-f", tag], capture_output=True, timeout=120)
+    src = tmp_path / "src"
+    src.mkdir()
+    good_folder(src, "etc", dockerfile="FROM codegym/python:3.11\nWORKDIR /etc\n", solve_sh=None)
+    res = import_harbor(src, tmp_path / "out", verify=False)
+    (folder, why), = res.failed
+    assert "the working directory /etc is a system directory or holds one" in why and not res.imported
+
+
+def test_a_working_directory_is_never_a_system_one():
+    from codegym.importers.harbor_trial import usable_workdir
+    assert all(usable_workdir(p) for p in ("/app", "/usr/src/app", "/var/www/html", "/root", "/opt/app"))
+    assert not any(usable_workdir(p) for p in ("/", "/usr", "/etc", "/tmp/x", "/opt", "/opt/codegym-harbor/x",
+                                               "/logs/verifier", "/a/../etc", "relative"))
+    # one codegym chooses (no WORKDIR) is not inside a system directory either
+    assert not usable_workdir("/usr/src/app", inside_system=False) and usable_workdir("/srv/x", inside_system=False)
+
+
+# --------------------------------------------------------------------------- builds with the network
+
+
+def _pypi_answers() -> bool:
+    import ssl
+    import urllib.request
+
+    from codegym.sandbox.hostnet import host_ca_bundle
+    try:
+        ctx = ssl.create_default_context(cafile=host_ca_bundle())
+        with urllib.request.urlopen("https://pypi.org/simple/toml/", timeout=15, context=ctx) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(1800)
+def test_with_the_users_build_network_pip_trusts_what_the_host_trusts(tmp_path):
+    """--build-network host: a Dockerfile's pip install reaches PyPI through the host's CA
+    bundle (where egress goes through a TLS-inspecting proxy, the image's own CAs fail),
+    the report says what the build was given, and the image's environment keeps none of it."""
+    _need_roots()
+    if not _pypi_answers():
+        pytest.skip("PyPI does not answer from this host")
+    src = tmp_path / "src"
+    src.mkdir()
+    test_sh = TEST_SH.replace("import main;", "import main, toml;")
+    good_folder(src, "pip", test_sh=test_sh, dockerfile="FROM python:3.11-slim\nRUN pip install --no-cache-dir "
+                                                        "toml==0.10.2\nWORKDIR /app\nCOPY app/ /app/\n")
+    res = import_harbor(src, tmp_path / "out", pull="no", build_network="host")
+    assert res.imported == ["out/pip"], res.failed
+    notes = " ".join(res.notes["out/pip"])
+    assert "the build's RUN steps had the network (--build-network) with this host's CA bundle" in notes
+    assert "during the build only (not in the image's environment)" in notes
+    assert "verified: the reference gets reward 1" in notes
+    task = next(iter(load_suite(tmp_path / "out")))
+    env = docker.from_env().images.get(task.repo.image).attrs["Config"].get("Env") or []
+    assert not [e for e in env if e.startswith(("PIP_CERT=", "SSL_CERT_FILE=", "REQUESTS_CA_BUNDLE="))], env
+
+
+@pytest.mark.docker
+def test_a_stand_in_base_carries_the_apt_sources_its_root_was_made_with():
+    """apt-get in a Dockerfile built on a stand-in asks the mirror the roots came from."""
+    _need_roots()
+    from codegym.importers.harbor_bases import stand_in
+    from codegym.sandbox.roots import find_root, root_info
+    client = docker.from_env()
+    for image in ("python:3.11-slim", "debian:bookworm-slim"):
+        tag = stand_in(image).make(client)
+        out = client.containers.run(tag, ["cat", "/etc/apt/sources.list"], remove=True, network_mode="none",
+                                    entrypoint=[])
+        lines = [ln for ln in out.decode().splitlines() if ln.strip()]
+        assert lines == root_info(find_root("3.11"))["sources"], (image, lines)
