@@ -204,6 +204,12 @@ def test_harbor_style_trials_give_1_with_the_solution_and_0_without(exported, ta
         folder = out / harbor_name(tid)
         wrong = _wrong(task)
         good = run_trial(folder, solve=True)
+        # the one verdict a loaded machine makes: a case past its wall-clock limit (a DMC-Optim
+        # reference at load 40 on 2 cores took > 19 s); tried again, at most twice
+        for _ in range(2):
+            if good.reward == 1.0 or "wall-clock limit exceeded" not in good.test_output:
+                break
+            good = run_trial(folder, solve=True)
         bad = run_trial(folder, solve=False, files=None if wrong == task.starter_files() else wrong)
         return tid, good.reward, bad.reward, (good.error, bad.error, good.test_output[-300:] + bad.test_output[-300:])
 
