@@ -100,7 +100,7 @@ def _print_table(suite: str, rows: list[TaskCalibration], min_ratio: float, metr
 
 def _machine(sandbox) -> dict:
     return {**machine_facts(), "sandbox": type(sandbox).__name__,
-            "isolation": getattr(sandbox, "isolation", None)}
+            "isolation": sandbox.isolation}
 
 
 def register_tasks(subparsers) -> None:

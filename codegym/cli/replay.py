@@ -328,7 +328,7 @@ def replay(path: str | Path, *, suites: Sequence[str] = (), sandbox: Any = None,
         and (p.parent / MANIFEST_FILE).is_file()
     tasks = TaskIndex(suites, p.parent if is_eval else None)
     sb = sandbox if sandbox is not None else make_sandbox()
-    n = workers or max(1, int(getattr(sb, "workers", 1) or 1))
+    n = workers or max(1, int(sb.workers or 1))
     report = ReplayReport(str(p))
     with ThreadPoolExecutor(max_workers=n, thread_name_prefix="codegym-replay") as ex:
         report.episodes = list(ex.map(lambda wr: replay_episode(wr[0], wr[1], tasks, sb), episodes))

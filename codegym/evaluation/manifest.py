@@ -34,7 +34,7 @@ def new_session(cfg: EvalConfig, calibrate: bool) -> dict[str, Any]:
                          "sandbox": cfg.sandbox or os.environ.get("CODEGYM_SANDBOX") or "local"}
     try:
         sb = make_sandbox(cfg.sandbox) if cfg.sandbox else make_sandbox()
-        s["isolation"] = getattr(sb, "isolation", None)
+        s["isolation"] = sb.isolation
         if calibrate:
             metric = (cfg.timing.metric if cfg.timing else None) or "cpu"
             s["calibration_factor"] = calibration_factor(sb, "cpu" if metric == "instructions" else metric)

@@ -102,15 +102,15 @@ class ProcessSandbox(Sandbox):
 
     def __init__(self, workers: int | None = None):
         self.workers = max(1, min(4, workers or os.cpu_count() or 1))
-        self.root = tempfile.mkdtemp(prefix="codegym-verify-")
+        self.workdir = tempfile.mkdtemp(prefix="codegym-verify-")
         self.drop = os.geteuid() == 0
-        os.chmod(self.root, 0o755)
+        os.chmod(self.workdir, 0o755)
 
     def build(self, language: str, files: Mapping[str, str | bytes], limits: Limits | None = None) -> Build:
         spec = get_language(language)
         data = {p: (c.encode("utf-8") if isinstance(c, str) else bytes(c)) for p, c in files.items()}
         key = hashlib.sha256(json.dumps(sorted((p, c.hex()) for p, c in data.items())).encode()).hexdigest()
-        d = tempfile.mkdtemp(prefix="build-", dir=self.root)
+        d = tempfile.mkdtemp(prefix="build-", dir=self.workdir)
         _lay_out(d, data)
         b = Build(language=spec.name, key=key, ok=True, files=data, artifacts=d)
         if spec.compiled:
@@ -130,7 +130,7 @@ class ProcessSandbox(Sandbox):
             wrapper: Sequence[str] | None = None, randomize_layout: bool = False) -> ExecResult:
         spec = get_language(build.language)
         lim = limits or Limits()
-        d = tempfile.mkdtemp(prefix="run-", dir=self.root)
+        d = tempfile.mkdtemp(prefix="run-", dir=self.workdir)
         try:
             # the build's files are hard-linked, never copied: a copy holds the executable open
             # for writing while another thread forks, and the child's copy of that descriptor
@@ -207,7 +207,7 @@ class ProcessSandbox(Sandbox):
         return classify(raw, b"".join(out), b"".join(err), lim, phase)
 
     def close(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 def _lay_out(d: str, files: Mapping[str, bytes]) -> None:

@@ -166,7 +166,7 @@ def judge_references(tasks: Iterable[Any], solution: str = "reference", sandbox=
         return task.id, judge(task, dict(sol.files), sandbox=sandbox, split=split,
                               language=sol.language or task.language)
 
-    n = workers or max(1, int(getattr(sandbox, "workers", 1) or 1))
+    n = workers or max(1, int(sandbox.workers or 1))
     with ThreadPoolExecutor(max_workers=n, thread_name_prefix="codegym-verify") as ex:
         return list(ex.map(one, todo))
 

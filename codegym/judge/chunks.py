@@ -14,22 +14,23 @@ program whole on one worker. docs/sandbox.md (Ray) has the protocol and the spee
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from codegym.core.limits import Limits
 from codegym.judge.kinds.stdio import run_stdio, stdio_build
 from codegym.judge.perf import measure_report
 from codegym.judge.report import CaseResult, JudgeReport
 from codegym.judge.testgen import Case
+from codegym.sandbox.types import Build, ExecResult, RunRequest, Sandbox
 
 __all__ = ["splits", "run_split", "run_chunk", "measure_split", "chunk_bounds"]
 
 
 def splits(sandbox: Any, task: Any, cases: Sequence[Case]) -> bool:
     """True when this judge runs its cases split over the sandbox's workers."""
-    least = getattr(sandbox, "split_min_cases", None)
-    return (task.kind == "stdio" and least is not None and callable(getattr(sandbox, "map_chunks", None))
-            and len(cases) >= least and int(getattr(sandbox, "workers", 1) or 1) > 1)
+    least = sandbox.split_min_cases
+    return task.kind == "stdio" and least is not None and len(cases) >= least and int(sandbox.workers or 1) > 1
 
 
 def chunk_bounds(n: int, k: int) -> list[tuple[int, int]]:
@@ -44,23 +45,31 @@ def chunk_bounds(n: int, k: int) -> list[tuple[int, int]]:
     return out
 
 
-class _Stoppable:
+class _Stoppable(Sandbox):
     """A worker's sandbox whose `run_many` (the case runs) also stops when another chunk
     reported a failure before this chunk's first case, and reports this chunk's own
     early-exit failure (the case's index) to the others."""
 
-    def __init__(self, inner: Any, stop: Any, indices: Sequence[int], first: int):
+    def __init__(self, inner: Sandbox, stop: Any, indices: Sequence[int], first: int):
         self.inner, self.view, self.indices, self.first = inner, stop, list(indices), first
+        self.isolation, self.workers, self.root = inner.isolation, inner.workers, inner.root
         self.stopped_by_others = False
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+    def build(self, language: str, files: Mapping[str, str | bytes], limits: Limits | None = None) -> Build:
+        return self.inner.build(language, files, limits)
 
-    def run_many(self, build, requests, limits=None, stop=None):
+    def run(self, build: Build, stdin: str | bytes = "", limits: Limits | None = None,
+            argv: Sequence[str] = (), extra_files: Mapping[str, str | bytes] | None = None,
+            wrapper: Sequence[str] | None = None, randomize_layout: bool = False) -> ExecResult:
+        return self.inner.run(build, stdin=stdin, limits=limits, argv=argv, extra_files=extra_files,
+                              wrapper=wrapper, randomize_layout=randomize_layout)
+
+    def run_many(self, build: Build, requests: Sequence[RunRequest], limits: Limits | None = None,
+                 stop: Callable[[int, ExecResult], bool] | None = None) -> list[ExecResult | None]:
         if stop is None:  # a program checker's runs: never cut short
             return self.inner.run_many(build, requests, limits=limits)
 
-        def stop_here(i: int, res) -> bool:
+        def stop_here(i: int, res: ExecResult) -> bool:
             if stop(i, res):  # this chunk's own failure under early exit
                 self.view.report(self.indices[i])
                 return True
@@ -94,10 +103,10 @@ def run_chunk(chunk: tuple[int, list[Case]], task: Any, files: Mapping[str, Any]
                                                        weight=c.weight) for c in cases]
         info.update(elapsed_s=time.monotonic() - t0)
         return results, info
-    sb = _Stoppable(sandbox, stop, [c.index for c in cases], first) if early_exit else sandbox
-    results = run_stdio(task, build, cases, sb, early_exit, language, argv, extra)
+    sb = _Stoppable(sandbox, stop, [c.index for c in cases], first) if early_exit else None
+    results = run_stdio(task, build, cases, sb or sandbox, early_exit, language, argv, extra)
     info.update(ran=sum(r is not None for r in results), elapsed_s=time.monotonic() - t0,
-                stopped_by_others=bool(getattr(sb, "stopped_by_others", False)))
+                stopped_by_others=sb is not None and sb.stopped_by_others)
     return results, info
 
 
@@ -111,7 +120,7 @@ def run_split(task: Any, files: Mapping[str, Any], language: str, argv: Sequence
               early_exit: bool) -> list[CaseResult | None]:
     """Every case's result (None: not run), the cases run in chunks on the sandbox's
     workers (one chunk per worker slot); see the module docstring."""
-    bounds = chunk_bounds(len(cases), int(getattr(sandbox, "workers", 1) or 1))
+    bounds = chunk_bounds(len(cases), int(sandbox.workers or 1))
     chunks = [(lo, cases[lo:hi]) for lo, hi in bounds]
     values = sandbox.map_chunks(run_chunk, chunks, task, dict(files), language, list(argv),
                                 dict(extra) if extra else None, early_exit,

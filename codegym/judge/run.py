@@ -105,7 +105,7 @@ def task_image(task, sandbox) -> str | None:
     repo = getattr(task, "repo", None)
     if repo is None:
         return None
-    if getattr(repo, "dockerfile", None) and hasattr(sandbox, "image_from_dockerfile"):
+    if getattr(repo, "dockerfile", None) and sandbox.task_images:
         return sandbox.image_from_dockerfile(repo.dockerfile)
     return getattr(repo, "image", None) or repo_image(task, sandbox)  # its environment's image
 
@@ -208,7 +208,7 @@ def _task_sandbox(rep: JudgeReport, task, sandbox, n_declared: int):
     """The sandbox to run the task in (None when its container image could not be built)."""
     if sandbox is None:
         sandbox = make_sandbox()
-    if hasattr(sandbox, "for_task"):  # container backends (docker)
+    if sandbox.task_images:  # container backends (docker)
         try:
             image = task_image(task, sandbox)
         except Exception as e:  # noqa: BLE001  the task's image could not be built: not a verdict
@@ -219,7 +219,7 @@ def _task_sandbox(rep: JudgeReport, task, sandbox, n_declared: int):
         # (else the pool's long-lived containers per language image serve it, as the local
         # backend's slots serve every task: each run carries its files, and the fork server
         # wipes the run directory, /tmp and every process after each one)
-    elif not hasattr(sandbox, "remote_call"):  # a host backend: it has no container image to offer
+    elif not sandbox.remote:  # a host backend: it has no container image to offer
         repo = getattr(task, "repo", None)
         named = repo is not None and (repo.image or (repo.dockerfile and "a Dockerfile"))
         if named:

@@ -51,7 +51,7 @@ def make_sandbox(kind: str | None = None, **kw) -> Sandbox:
         return _create(kind, **kw)
     with _shared_lock:
         sb = _shared.get(kind)
-        if sb is None or getattr(sb, "_closed", False):
+        if sb is None or sb.closed:
             sb = _shared[kind] = _create(kind)
         return sb
 

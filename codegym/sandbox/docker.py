@@ -373,6 +373,8 @@ class DockerSandbox(ServerSandbox):
         finally:
             self._tl.want = None
 
+    task_images = True
+
     def image_from_dockerfile(self, dockerfile: str) -> str:
         """The tag of the image built from `dockerfile` (`codegym.sandbox.images.task_image`)."""
         return task_image(self._client, dockerfile)
@@ -419,8 +421,12 @@ class DockerTaskSandbox(Sandbox):
                  stop: Callable[[int, ExecResult], bool] | None = None) -> list[ExecResult | None]:
         return self.parent.run_many(build, requests, limits=limits, stop=stop)
 
+    @property
+    def closed(self) -> bool:
+        return self.parent.closed
+
     def close(self) -> None:
-        if not self.parent._closed:
+        if not self.parent.closed:
             self.parent.release_scope(self.scope)
 
 

@@ -354,6 +354,12 @@ class RaySandbox(Sandbox):
                 self._shared_refs.move_to_end(kind + key)
         return Shared(key, kind, [ref])
 
+    remote = True
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def remote_call(self, fn: Callable, *args: Any, on_give_up: Callable[[str], Any] | None = None,
                     **kw: Any) -> Any:
         """``fn(*args, sandbox=<a worker's own sandbox>, **kw)`` run whole on one worker,

@@ -99,8 +99,8 @@ class SandboxWorker:
             self.spans.append((t0, time.time()))
 
     def info(self) -> dict:
-        return {"pid": os.getpid(), "isolation": getattr(self.sb, "isolation", "none"),
-                "workers": int(getattr(self.sb, "workers", 1) or 1),
+        return {"pid": os.getpid(), "isolation": self.sb.isolation,
+                "workers": int(self.sb.workers or 1),
                 "node": ray.get_runtime_context().get_node_id()}
 
     def stats(self) -> dict:

@@ -48,6 +48,10 @@ class ServerSandbox(Sandbox):
     stats: collections.Counter
     _root: bool = False
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     # ----- what a subclass provides
 
     def _take(self, disk_mb: int, phase: str) -> Slot:

@@ -3,7 +3,9 @@
 `ExecResult` (public) is what one execution produced, `Build` a compiled (or
 merely laid-out) program that can be run many times, `RunRequest` one input of
 a batch, and `Sandbox` the interface every backend (local, docker, ray)
-implements. Nothing here executes anything.
+implements, with the abilities some backends add declared here with their defaults
+(so callers ask ``sandbox.remote``, never ``hasattr(sandbox, ...)``; tests/architecture
+checks). Nothing here executes anything.
 """
 
 from __future__ import annotations
@@ -11,9 +13,14 @@ from __future__ import annotations
 import abc
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from codegym.core.limits import COMPILE_LIMITS, Limits
+
+if TYPE_CHECKING:
+    from codegym.sandbox.roots import PythonRoot
 
 #: every status an execution can end in
 STATUSES = ("ok", "runtime_error", "timeout", "memory_limit", "output_limit",
@@ -87,10 +94,31 @@ class RunRequest:
 class Sandbox(abc.ABC):
     """Interface of every execution backend.
 
-    `isolation` names what protects the host ("bwrap", "rlimits", "docker", ...).
+    What a backend can do is declared here, with the default of a backend that cannot:
+
+    isolation        what protects the host ("bwrap", "rlimits", "docker", ...)
+    workers          how many programs it runs at once
+    root             the Python root filesystem every run sees (`codegym.sandbox.roots`);
+                     None: the host's, or the container image's
+    task_images      True when a task may bring a container image of its own
+                     (`image_from_dockerfile`, and `for_task` runs it): the docker backend
+    remote           True when calls run whole on remote workers, each with a sandbox of
+                     its own (`remote_call`, `remote_async`): the ray backend
+    split_min_cases  from this many cases a judge splits a stdio task over the workers
+                     (`map_chunks`); None: never
+    closed           True once `close()` ran (a closed sandbox runs nothing)
     """
 
     isolation: str = "none"
+    workers: int = 1
+    root: PythonRoot | None = None
+    task_images: bool = False
+    remote: bool = False
+    split_min_cases: int | None = None
+
+    @property
+    def closed(self) -> bool:
+        return False
 
     @abc.abstractmethod
     def build(self, language: str, files: Mapping[str, str | bytes],
@@ -188,6 +216,39 @@ class Sandbox(abc.ABC):
             assert b.result is not None
             return b.result
         return self.run(b, stdin=stdin, limits=limits, argv=argv)
+
+    # ----- abilities some backends add (the defaults of a backend without them)
+
+    def for_task(self, task_id: str, image: str | None = None) -> Sandbox:
+        """The sandbox that runs `task_id`'s programs (in `image`, where `task_images`):
+        a view of this one; a backend without per-task containers is its own view."""
+        return self
+
+    def image_from_dockerfile(self, dockerfile: str) -> str:
+        """The tag of the image built from `dockerfile` (where `task_images`)."""
+        raise NotImplementedError(f"the {type(self).__name__} backend builds no container images")
+
+    def remote_call(self, fn: Callable[..., Any], *args: Any,
+                    on_give_up: Callable[[str], Any] | None = None, **kw: Any) -> Any:
+        """``fn(*args, sandbox=<the sandbox of the worker>, **kw)``: on a remote worker where
+        `remote` (`on_give_up(why)` is returned when the workers keep dying); here, with
+        this sandbox."""
+        return fn(*args, sandbox=self, **kw)
+
+    def remote_async(self, fn: Callable[..., Any], *args: Any, **kw: Any) -> Future:
+        """`remote_call` in the background: a future of its result (here: done already)."""
+        f: Future = Future()
+        try:
+            f.set_result(self.remote_call(fn, *args, **kw))
+        except Exception as e:  # noqa: BLE001 -- the future carries it, as a remote one would
+            f.set_exception(e)
+        return f
+
+    def map_chunks(self, fn: Callable[..., Any], chunks: Sequence[Any], *args: Any,
+                   on_give_up: Callable[[int, str], Any] | None = None, **kw: Any) -> list[Any]:
+        """``fn(chunk, *args, stop=<a stop view>, sandbox=<a worker's sandbox>, **kw)`` for
+        every chunk on the workers (where `split_min_cases` is not None)."""
+        raise NotImplementedError(f"the {type(self).__name__} backend does not split jobs in chunks")
 
     def close(self) -> None:  # noqa: B027 -- optional: a backend without workers has nothing to release
         """Release workers; idempotent."""

@@ -89,14 +89,7 @@ _KEY_LOCKS: dict[tuple, threading.Lock] = {}
 
 def _entries(sandbox: Sandbox) -> dict:
     with _LOCK:
-        try:
-            return _STORE.setdefault(sandbox, {})
-        except TypeError:  # not weak-referenceable: keep it on the object itself
-            d = getattr(sandbox, "_codegym_kept", None)
-            if d is None:
-                d = {}
-                sandbox._codegym_kept = d
-            return d
+        return _STORE.setdefault(sandbox, {})
 
 
 def forget_kept(sandbox: Sandbox | None = None) -> None:

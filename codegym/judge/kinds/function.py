@@ -62,7 +62,7 @@ class _FunctionRun:
 
     def run(self, sandbox, build) -> tuple[list[CaseResult | None], str | None]:
         n = len(self.cases)
-        workers = max(1, int(getattr(sandbox, "workers", 1) or 1))
+        workers = max(1, int(sandbox.workers or 1))
         n_chunks = max(1, min(workers, math.ceil(n / 16)))
         size = math.ceil(n / n_chunks) if n else 0
         pending = [list(range(k, min(n, k + size))) for k in range(0, n, size)] if n else []

@@ -245,10 +245,7 @@ class RunEnv:
 
 def _backend(sandbox) -> str:
     """Which build system a sandbox's environments come from: "docker" or "local"."""
-    for sb in (sandbox, getattr(sandbox, "parent", None)):
-        if getattr(sb, "isolation", None) == "docker":
-            return "docker"
-    return "local"
+    return "docker" if sandbox is not None and sandbox.isolation == "docker" else "local"
 
 
 def run_env(task, build: bool = True, sandbox=None) -> RunEnv:
@@ -286,17 +283,17 @@ def tests_sandbox(sandbox, tenv: RunEnv):
     this process on that system -- the environment's Python root, or this host's own --
     made once per system and closed at exit."""
     system = getattr(tenv.layer, "system", None)
-    if system is None or sandbox is None or _backend(sandbox) == "docker" or hasattr(sandbox, "remote_call"):
+    if system is None or sandbox is None or _backend(sandbox) == "docker" or sandbox.remote:
         return sandbox
-    root = getattr(sandbox, "root", None)
+    root = sandbox.root
     if (str(root.path) if root is not None else "/") == system.root:
         return sandbox
     key = ("local", system.root, str(env_root()))  # (its slots bind the environments' folder)
     with _SYSTEM_LOCK:
         sb = _SYSTEM_SANDBOXES.get(key)
-        if sb is None or getattr(sb, "_closed", False):
+        if sb is None or sb.closed:
             python = None if system.root == "/" else system.version
-            sb = make_sandbox("local", python=python, workers=getattr(sandbox, "workers", None))
+            sb = make_sandbox("local", python=python, workers=sandbox.workers)
             atexit.register(sb.close)
             _SYSTEM_SANDBOXES[key] = sb
     return sb
@@ -306,8 +303,7 @@ def repo_image(task, sandbox) -> str | None:
     """The Docker backend's image of a task with an environment (`instance_image` /
     `env_image`: built locally from the same key, FROM the system's image); None for other
     tasks or backends."""
-    if getattr(task, "repo", None) is None or not hasattr(sandbox, "image_from_dockerfile") \
-            or env_spec(task) is None:
+    if getattr(task, "repo", None) is None or not sandbox.task_images or env_spec(task) is None:
         return None
     layer = run_env(task, sandbox=sandbox).layer
     if layer is None:
