@@ -6,6 +6,8 @@ is for YAML and `codegym.core.tomldoc` for TOML:
 
 - `open_regular`: a file is opened only when it is a regular file (a FIFO would hang
   the reader, a device would read the host's; both are refused by name);
+- `data_files`: the data files of a directory, at most `files` entries looked at; each
+  entry of the right name that is not a regular file named with what it is;
 - `chunks`: a file's bytes in pieces, gzip decompressed on the fly (members one after
   the other) under `DataCaps`: its stored size, its decompressed size, and the ratio
   of the two once past `ratio_slack` -- a 0.5 MB gzip file that expands to 500 MB
@@ -34,7 +36,8 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 __all__ = ["DataCaps", "DEFAULT_DATA_CAPS", "DataError", "open_regular", "read_regular", "chunks",
-           "split_lines", "json_lines", "loads", "read_json", "inflate", "too_deep", "file_kind"]
+           "split_lines", "json_lines", "loads", "read_json", "inflate", "too_deep", "file_kind",
+           "data_files"]
 
 MB = 1 << 20
 _READ = 1 << 20
@@ -52,6 +55,7 @@ class DataCaps:
     ratio_slack  decompressed bytes below which the ratio is not checked
     depth        nesting of JSON arrays and objects
     records      records (lines) of one file
+    files        entries of one directory of data files
     """
 
     file_bytes: int = 64 << 30
@@ -62,6 +66,7 @@ class DataCaps:
     ratio_slack: int = 64 * MB
     depth: int = 100
     records: int = 1_000_000
+    files: int = 10_000
 
     def replace(self, **kw: Any) -> DataCaps:
         return DataCaps(**{**{f.name: getattr(self, f.name) for f in fields(self)}, **kw})
@@ -131,6 +136,36 @@ def open_regular(path: str | os.PathLike, max_bytes: int | None = None) -> tuple
         os.close(fd)
         raise
     return fd, st.st_size
+
+
+def data_files(folder: str | os.PathLike, pattern: str,
+               caps: DataCaps = DEFAULT_DATA_CAPS) -> tuple[list[str], list[tuple[str, str]]]:
+    """(the paths of `folder`'s regular files whose name matches `pattern`, sorted; (name,
+    why) of each entry so named that is not read: a FIFO, socket, device or directory, a
+    link to nothing). Nothing is opened. A folder of more than `caps.files` entries is a
+    `DataError` naming the cap (listing it stops there)."""
+    where = os.fspath(folder)
+    found, skipped = [], []
+    try:
+        with os.scandir(where) as it:
+            for n, entry in enumerate(it, 1):
+                if n > caps.files:
+                    raise DataError(f"{where}: more than {caps.files:,} entries, over the cap "
+                                    "(files; --cap files=N): not read")
+                if not re.search(pattern, entry.name):
+                    continue
+                try:
+                    mode = os.stat(entry.path).st_mode        # a link: what it points to
+                except OSError as e:
+                    skipped.append((entry.name, f"cannot be read: {e.strerror or e}"))
+                    continue
+                if stat.S_ISREG(mode):
+                    found.append(entry.path)
+                else:
+                    skipped.append((entry.name, f"{file_kind(mode)}, not a regular file"))
+    except OSError as e:
+        raise DataError(f"{where}: cannot list: {e.strerror or e}") from None
+    return sorted(found), sorted(skipped)
 
 
 def read_regular(path: str | os.PathLike, max_bytes: int) -> bytes:

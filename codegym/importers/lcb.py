@@ -29,7 +29,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from codegym.core.jsonl import DEFAULT_DATA_CAPS, DataCaps, inflate, loads
+from codegym.core.jsonl import DEFAULT_DATA_CAPS, DataCaps, DataError, data_files, inflate, loads
 from codegym.importers.common import (
     RECORD_ERRORS,
     ImportError_,
@@ -249,11 +249,6 @@ def difficulties(difficulty: str | Iterable[str] | None) -> set[str] | None:
     return {d.strip().lower() for d in difficulty if d.strip()}
 
 
-def _lcb_files(path: Path) -> list[Path]:
-    if path.is_dir():
-        return sorted(p for p in path.iterdir() if p.is_file() and
-                      re.search(r"\.jsonl?(\.gz)?$", p.name))
-    return [path]
 
 
 def _hub_records(name: str) -> list[dict]:
@@ -284,12 +279,26 @@ def lcb_records(path_or_dataset: str | os.PathLike,
     p = Path(path_or_dataset)
     if not p.exists():
         return [(f"row {i}", r) for i, r in enumerate(_hub_records(str(path_or_dataset)), 1)], []
-    records, bad = [], []
-    for f in _lcb_files(p):
-        src = read_source(f, caps=caps)
-        prefix = f"{f.name}: " if p.is_dir() else ""
-        records += [(prefix + w, r) for w, r in src.records]
-        bad += [(prefix + w, why) for w, why in src.bad]
+    if not p.is_dir():
+        src = read_source(p, caps=caps)
+        return list(src.records), list(src.bad)
+    # a directory: each data file read alone; one that cannot be (a FIFO, a bomb, not JSON)
+    # is one line with its name, and the others are read
+    try:
+        files, bad = data_files(p, r"\.jsonl?(\.gz)?$", caps)
+    except DataError as e:
+        raise ImportError_(str(e)) from None
+    records: list[tuple[str, dict]] = []
+    for f in map(Path, files):
+        try:
+            src = read_source(f, caps=caps)
+        except ImportError_ as e:
+            bad.append((f.name, str(e).removeprefix(f"{f}: ")))
+            continue
+        records += [(f"{f.name}: {w}", r) for w, r in src.records]
+        bad += [(f"{f.name}: {w}", why) for w, why in src.bad]
+    if not files and not bad:
+        raise ImportError_(f"{p}: no .jsonl, .json (optionally .gz) file in the folder")
     return records, bad
 
 
