@@ -31,6 +31,7 @@ from codegym.tasks.fields import canonical_language
 from codegym.tasks.schema import Task
 from codegym.tasks.suite import Suite, load_suite
 from codegym.wrappers.config import BASE_REWARDS, SUITE_DEFAULT, resolve_reward
+from codegym.wrappers.program import Bench, FinalProgram
 
 #: largest observation, in characters (the observation space's max_length)
 MAX_OBSERVATION_CHARS = 1 << 20
@@ -169,6 +170,7 @@ class EpisodeEnv(gym.Env[str, str]):
         self.done = False
         self.last_observation = ""
         self.last_report: dict | None = None
+        self._judged: tuple[dict, Any] | None = None
         self._cumulative_diff = ""
         self._closed = False
 
@@ -258,7 +260,22 @@ class EpisodeEnv(gym.Env[str, str]):
     def _judge(self, split: str, early_exit: bool, timing: bool | str = False) -> dict:
         report = judge(self.task, self._judge_files(), sandbox=self.sandbox, split=split,
                        timing=timing, early_exit=early_exit, language=self.language)
-        return report.to_dict()
+        out = report.to_dict()
+        self._judged = (out, report)   # the typed report of ``info["judge"]``, for `program`
+        return out
+
+    def program(self, info: Mapping[str, Any] | None = None) -> FinalProgram:
+        """The program this env holds now, as a reward sees it (`codegym.wrappers.program`):
+        the task, the workspace's files and language, the report of the step whose `info`
+        is given (``info["judge"]``, and its typed `JudgeReport` when this env made it),
+        and the `Bench` that judges and times programs of the task in this env's sandbox.
+        What a reward wrapper needs of the env; none reaches into it otherwise."""
+        info = info or {}
+        report = info.get("judge")
+        made = self._judged
+        judged = made[1] if made is not None and report is made[0] else None
+        return FinalProgram(self.task, self.workspace.files, info.get("language") or self.language, judged,
+                            Bench(self.task, self.sandbox), report=dict(report) if isinstance(report, Mapping) else {})
 
     def _begin_step(self, action: Any) -> tuple[str, dict[str, Any]]:
         """Check the episode is live, count the turn; returns (action text, fresh info)."""

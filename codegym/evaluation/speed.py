@@ -58,7 +58,7 @@ def score_perf(env, task, cfg: EvalConfig, seed: int) -> dict[str, Any]:
     if t.efficiency:
         staged = StagedReward(base, metric=t.metric, repeats=t.repeats, warmups=t.warmups, budget_s=t.budget_s)
         try:
-            times = staged.times(task, report, base.workspace.files, base.language)
+            times = staged.times(base.program(info))
             imp, _ = improvement(times)
             out["efficiency"] = imp
             out["times"] = times.to_dict()

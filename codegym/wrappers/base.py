@@ -16,14 +16,13 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec, WrapperSpec
 
 from codegym.judge.report import ran_progress
-from codegym.judge.run import judge
+from codegym.wrappers.program import FinalProgram
 
 #: why a report that is not a verdict is not scored
 JUDGE_FAILED = "the judge failed (sandbox_error): not a verdict"
@@ -46,18 +45,14 @@ def perf_cases_judged(report: Mapping[str, Any]) -> bool:
     return any((c.get("split") == "perf") for c in report.get("cases") or ())
 
 
-def check_perf_split(env, report: Mapping[str, Any], files: Mapping[str, Any], language: str):
-    """Judge the perf split when the report does not cover it yet; returns the perf report
-    as a dict (None when the report already covers it). Correctness on the large inputs
-    is part of correctness: a program that fails them is not scored as correct."""
-    if perf_cases_judged(report):
+def check_perf_split(program: FinalProgram) -> dict | None:
+    """Judge the perf split of `program` when its report does not cover it yet; returns the
+    perf report as a dict (None when the report already covers it or the task has no perf
+    split). Correctness on the large inputs is part of correctness: a program that fails
+    them is not scored as correct."""
+    if perf_cases_judged(program.report) or not program.task.cases("perf"):
         return None
-    base = env.unwrapped
-    task = base.task
-    if not task.cases("perf"):
-        return None
-    rep = judge(task, files, sandbox=base.sandbox, split="perf", early_exit=True, language=language)
-    return rep.to_dict()
+    return program.bench.judge(program.files, "perf", program.language).to_dict()
 
 
 def failed_report(report: Mapping[str, Any], verdict: str, message: str, passed: int | None = None) -> dict:
@@ -85,11 +80,20 @@ def merge_reports(hidden: Mapping[str, Any], perf: Mapping[str, Any] | None) -> 
     return out
 
 
+def env_attr(env: gym.Env, name: str, default: Any = None) -> Any:
+    """The env's attribute `name` through its wrappers (Gymnasium's `get_wrapper_attr`), or
+    `default` when no layer has it: how a wrapper asks the env, never by ``env.unwrapped``."""
+    try:
+        return env.get_wrapper_attr(name)
+    except AttributeError:
+        return default
+
+
 def add_to_observation(env: gym.Env, obs: Any, line: str) -> Any:
     """The final observation `obs` with `line` added: by the env's own
     ``add_final_feedback(obs, line)`` when it has one (codegym's envs put it before the
     closing line and keep it as ``last_observation``), else appended to a text observation."""
-    add = getattr(env.unwrapped, "add_final_feedback", None)
+    add = env_attr(env, "add_final_feedback")
     if add is not None:
         return add(obs, line)
     return f"{obs}\n{line}" if isinstance(obs, str) else obs
@@ -117,23 +121,6 @@ class ShallowSpec(gym.Wrapper):
         self._cached_spec = dataclasses.replace(inner, kwargs=dict(inner.kwargs),
                                                 additional_wrappers=(*inner.additional_wrappers, mine))
         return self._cached_spec
-
-
-@dataclass
-class FinalProgram:
-    """What a final step judged: the task, the final files and their language, and the
-    judge's report (``info["judge"]``, with the perf split merged in when the wrapper
-    judged it: `perf` is then that split's own report)."""
-
-    task: Any
-    files: Mapping[str, Any]
-    language: str
-    report: Mapping[str, Any]
-    perf: dict | None = None
-
-    @property
-    def accepted(self) -> bool:
-        return self.report.get("verdict") == "accepted"
 
 
 class FinalReward(ShallowSpec):
@@ -192,21 +179,20 @@ class FinalReward(ShallowSpec):
         return reward, details
 
     def final_program(self, info: Mapping[str, Any]) -> FinalProgram:
-        """The program a final step's info judged, its perf split checked (`check_perf`)."""
-        base = self.env.unwrapped
-        files = base.workspace.files  # info["files"] is the snapshot before the step's edit
-        language = info.get("language") or base.language
-        report, perf = info["judge"], None
-        if report.get("verdict") == "accepted" and self.check_perf:
-            perf = check_perf_split(self.env, report, files, language)
+        """The program a final step's info judged, as the env hands it
+        (`codegym.envs.episode.EpisodeEnv.program`), its perf split checked (`check_perf`)."""
+        program = self.env.get_wrapper_attr("program")(info)
+        if program.accepted and self.check_perf:
+            perf = check_perf_split(program)
             if perf is not None:
-                report = merge_reports(report, perf)
-        return FinalProgram(base.task, files, language, report, perf)
+                program.perf = perf
+                program.report = merge_reports(program.report, perf)
+        return program
 
     def score_program(self, program: FinalProgram) -> tuple[float, dict]:
         """(reward, details) of the judged program; ``details["elapsed_s"]`` is set after."""
         raise NotImplementedError
 
 
-__all__ = ["FinalReward", "FinalProgram", "ShallowSpec", "add_to_observation", "is_final", "set_component",
+__all__ = ["FinalReward", "ShallowSpec", "env_attr", "add_to_observation", "is_final", "set_component",
            "perf_cases_judged", "check_perf_split", "merge_reports", "failed_report", "JUDGE_FAILED"]

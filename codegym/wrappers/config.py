@@ -29,6 +29,7 @@ from codegym.core.yamldoc import Doc, DocError, DocValidationError, format_path,
 from codegym.tasks.fields import SUITE_FILE
 from codegym.tasks.load import find_suite_file, read_suite_file
 from codegym.tasks.suite import Suite, resolve_suite
+from codegym.wrappers.base import env_attr
 from codegym.wrappers.diff_credit import DiffCredit
 from codegym.wrappers.shaping import DiffSizePenalty, FormatPenalty, ProgressShaping
 from codegym.wrappers.staged import StagedReward, StageValues
@@ -306,7 +307,7 @@ def wrap_for_suite(env, suite: str | os.PathLike | None = None):
 
     `suite` defaults to the suite the env was made with (``CodeEnv.suite_name``). The
     registered ids do this themselves (``gym.make(id)``, `resolve_reward`)."""
-    suite = suite if suite is not None else getattr(env.unwrapped, "suite_name", None)
+    suite = suite if suite is not None else env_attr(env, "suite_name")
     if suite is None:
         return env
     return apply_reward_wrappers(env, load_reward_config(suite))

@@ -24,8 +24,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from codegym.judge.run import judge
-from codegym.wrappers.base import ShallowSpec, set_component
+from codegym.wrappers.base import ShallowSpec, env_attr, set_component
+from codegym.wrappers.program import FinalProgram
 
 #: prefix CodeEnv gives errors of edits that parsed but could not be applied
 APPLY_ERROR_PREFIX = "the edit was not applied"
@@ -110,19 +110,16 @@ class ProgressShaping(ShallowSpec, gym.utils.RecordConstructorArgs):
         self.start_fraction = 0.0
         self._cache: dict[str, float] = {}
 
-    def _files_key(self, files: Mapping[str, Any]) -> str:
-        base = self.env.unwrapped
-        blob = json.dumps([getattr(base.task, "content_hash", ""), getattr(base, "language", ""),
-                           sorted((k, v if isinstance(v, str) else repr(v)) for k, v in files.items())])
+    def _files_key(self, program: FinalProgram) -> str:
+        blob = json.dumps([getattr(program.task, "content_hash", ""), program.language or "",
+                           sorted((k, v if isinstance(v, str) else repr(v)) for k, v in program.files.items())])
         return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
-    def phi(self, files: Mapping[str, Any], report: Mapping[str, Any] | None = None) -> float:
-        """A workspace's public pass fraction ``P`` (the potential is ``P - P(s_0)``)."""
-        base = self.env.unwrapped
-        task = base.task
-        if not task.cases("public"):
+    def phi(self, program: FinalProgram, report: Mapping[str, Any] | None = None) -> float:
+        """The public pass fraction ``P`` of the program the env holds (the potential is ``P - P(s_0)``)."""
+        if not program.task.cases("public"):
             return 0.0
-        key = self._files_key(files)
+        key = self._files_key(program)
         if key in self._cache:
             return self._cache[key]
         usable = (report is not None and report.get("split") == "public" and report.get("total")
@@ -130,8 +127,7 @@ class ProgressShaping(ShallowSpec, gym.utils.RecordConstructorArgs):
         if usable:
             value = report["passed"] / report["total"]
         else:
-            rep = judge(task, files, sandbox=base.sandbox, split="public", early_exit=False,
-                        language=base.language)
+            rep = program.bench.judge(program.files, "public", program.language, early_exit=False)
             value = rep.passed / rep.total if rep.total else 0.0
         if len(self._cache) > 4096:
             self._cache.clear()
@@ -140,7 +136,7 @@ class ProgressShaping(ShallowSpec, gym.utils.RecordConstructorArgs):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         obs, info = self.env.reset(seed=seed, options=options)
-        self.start_fraction = self.phi(self.env.unwrapped.workspace.files)
+        self.start_fraction = self.phi(self.env.get_wrapper_attr("program")())
         self.potential = 0.0
         info = dict(info)
         info["potential"] = self.potential
@@ -156,7 +152,7 @@ class ProgressShaping(ShallowSpec, gym.utils.RecordConstructorArgs):
             new = self.potential  # nothing changed: same state, same potential
             fraction = new + self.start_fraction
         else:
-            fraction = self.phi(self.env.unwrapped.workspace.files, info.get("judge"))
+            fraction = self.phi(self.env.get_wrapper_attr("program")(), info.get("judge"))
             new = fraction - self.start_fraction
         f = self.weight * (self.gamma * new - self.potential)
         self.potential = new
@@ -251,7 +247,7 @@ class DiffSizePenalty(ShallowSpec, gym.utils.RecordConstructorArgs):
         self.outside_penalty = float(outside_penalty)
         self.protected = protected_t
         self.protected_penalty = float(protected_penalty)
-        self.enforced = hasattr(self.env.unwrapped, "protected")
+        self.enforced = env_attr(self.env, "protected") is not None
         self._lines = 0
         self._paid = 0.0
         self._warned = False

@@ -18,22 +18,21 @@ from typing import Any
 
 import gymnasium as gym
 
-from codegym.judge.perf import Unscorable, perf_workload
+from codegym.judge.perf import Unscorable
 from codegym.judge.report import program_stage
 from codegym.timing import Reference
-from codegym.wrappers.base import JUDGE_FAILED, FinalProgram, FinalReward, failed_report
-from codegym.wrappers.baseline import Looks, look_at, sample_look, stop_looks
-from codegym.wrappers.bound import BoundReached, baseline_bound, bound_failure, bounded_workload, probe
+from codegym.wrappers.base import JUDGE_FAILED, FinalReward, failed_report
+from codegym.wrappers.baseline import Looks, stop_looks
+from codegym.wrappers.bound import BoundReached, bound_failure, bounded_workload
 from codegym.wrappers.feedback import staged_line
 from codegym.wrappers.measure import (
     TimedRunFailed,
     TimingSettings,
-    measure_workload,
     measurement_value,
     recorded_runtimes,
     relative_noise,
-    solution_measurement,
 )
+from codegym.wrappers.program import Bench, FinalProgram
 
 RUNTIME_SOURCES = ("auto", "recorded", "measured")
 #: a candidate whose recorded-time speedup over the baseline is below this is compared with
@@ -225,7 +224,7 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
         self._looks = None
         if program.accepted and self.timed:
             try:
-                times = self.times(program.task, report, program.files, program.language, program.perf)
+                times = self.times(program)
             except BoundReached as e:  # no faster than the baseline: the baseline's score
                 stopped = e
                 times = self.baseline_times(program.task, e)
@@ -253,19 +252,18 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
         """``Performance: 3.2x faster than the baseline (...); stage: correct and faster``."""
         return staged_line(details)
 
-    def times(self, task, report: Mapping[str, Any], files, language: str,
-              perf_report: Mapping[str, Any] | None = None) -> PerfTimes:
+    def times(self, program: FinalProgram) -> PerfTimes:
         """The candidate's, baseline's and reference's times in one unit (docs/rewards.md).
 
         Raises `BoundReached` when the candidate's timed runs reach the slow bound."""
-        sb = self.env.unwrapped.sandbox
+        task, report, bench = program.task, program.report, program.bench
         metric = self.settings.metric_for(task)
         b, r = task.baseline_name, task.reference_name
         if r is None:
             raise Unscorable(f"task {task.id} has no reference solution")
         cand = report.get("timing")
         if not (isinstance(cand, Mapping) and cand.get("ok") and cand.get("metric") == metric):
-            cand = self._measure_candidate(task, files, language, metric, perf_report or report)
+            cand = self._measure_candidate(program, metric)
         rt, cal = recorded_runtimes(task, metric)
         use_recorded = self.runtimes == "recorded" or (self.runtimes == "auto" and b in rt and r in rt)
         if use_recorded:
@@ -279,10 +277,10 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
             times = PerfTimes(t=t, t_baseline=tb, t_reference=tr, unit=unit, source="recorded",
                               noise=relative_noise(cand))
             if unit == "normalized" and t and tb / t < ANCHOR_BELOW:
-                times = self._anchored(task, b, times)
+                times = self._anchored(bench, b, times)
             return times
-        mb = solution_measurement(task, b, sb, self.settings)
-        mr = solution_measurement(task, r, sb, self.settings)
+        mb = bench.solution_measurement(b, self.settings)
+        mr = bench.solution_measurement(r, self.settings)
         if metric == "instructions":
             unit = "instructions"
         elif all(measurement_value(m, "normalized") for m in (cand, mb, mr)):
@@ -295,7 +293,7 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
                          noise_reference=relative_noise(mr))
 
 
-    def _anchored(self, task, baseline: str, times: PerfTimes) -> PerfTimes:
+    def _anchored(self, bench: Bench, baseline: str, times: PerfTimes) -> PerfTimes:
         """`times` with the recorded baseline and reference times rescaled so that the
         baseline's is the baseline measured here (their recorded ratio kept): a candidate
         near the baseline is compared with a measurement of this machine, not with a
@@ -303,9 +301,8 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
         kept for the task (`solution_measurement`: taken again when the machine's speed
         moved or it aged), not one per submission. Unchanged when the baseline cannot be
         measured."""
-        sb = self.env.unwrapped.sandbox
         try:
-            mb = solution_measurement(task, baseline, sb, self.settings)
+            mb = bench.solution_measurement(baseline, self.settings)
         except Unscorable:
             return times
         live = measurement_value(mb, "normalized")
@@ -315,46 +312,45 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
         return replace(times, t_baseline=live, t_reference=times.t_reference * scale,
                        noise_baseline=relative_noise(mb), anchor=1.0 / scale)
 
-    def _measure_candidate(self, task, files, language: str, metric: str,
-                           perf_report: Mapping[str, Any] | None):
+    def _measure_candidate(self, program: FinalProgram, metric: str):
         """The candidate's measurement on the perf split, after the looks of
         `codegym.wrappers.baseline.look_at` (its judged perf split and a few concurrent
         passes against the kept baseline, which stop a near-tie) and with every run capped
         at the slow bound; the looks go on over its samples (against the kept measurement
         of the baseline). Without a kept baseline: a probe pass, then the capped measurement."""
-        sb = self.env.unwrapped.sandbox
-        wl = perf_workload(task, files, language, sb)
-        looks = self._looks = look_at(task, sb, wl, self.settings, self.slow_bound, perf_report, self.futility)
+        bench = program.bench
+        perf_report = program.perf or program.report
+        wl = bench.workload(program.files, program.language)
+        looks = self._looks = bench.look(wl, self.settings, self.slow_bound, perf_report, self.futility)
         if looks is not None:
-            return self._measure_looked(task, wl, metric, looks)
-        bound = baseline_bound(task, sb, self.settings, self.slow_bound)
+            return self._measure_looked(bench, wl, metric, looks)
+        bound = bench.bound(self.settings, self.slow_bound)
         if bound is None:
-            return measure_workload(sb, wl, self.settings, metric)
-        probe(sb, wl, bound, metric, perf_report)
+            return bench.measure(wl, self.settings, metric)
+        bench.probe(wl, bound, metric, perf_report)
         capped = bounded_workload(wl, bound)
         settings = replace(self.settings, warmups=max(0, self.settings.warmups - 1))
         try:
-            return measure_workload(sb, capped, settings, metric)
+            return bench.measure(capped, settings, metric)
         except TimedRunFailed as e:
             stopped = bound_failure(bound, wl, capped, e)
             if stopped is None:
                 raise
             raise stopped from e
 
-    def _measure_looked(self, task, wl, metric: str, looks: Looks):
+    def _measure_looked(self, bench: Bench, wl, metric: str, looks: Looks):
         """The capped measurement of a candidate the looks did not stop, each sample one
         more look (against the baseline's kept sequential measurement)."""
-        sb = self.env.unwrapped.sandbox
         capped = bounded_workload(wl, looks.bound)
         settings = replace(self.settings, warmups=max(0, self.settings.warmups - 1))
         look = None
         try:
-            ref = Reference.of_measurement(solution_measurement(task, task.baseline_name, sb, self.settings))
-            look = sample_look(sb, metric, looks.tie, ref)
+            ref = Reference.of_measurement(bench.solution_measurement(bench.task.baseline_name, self.settings))
+            look = bench.sample_look(metric, looks.tie, ref)
         except (Unscorable, ValueError):
             pass  # no kept measurement: the samples are not looked at
         try:
-            m = measure_workload(sb, capped, settings, metric, look=look)
+            m = bench.measure(capped, settings, metric, look=look)
         except TimedRunFailed as e:
             stopped = bound_failure(looks.bound, wl, capped, e)
             if stopped is None:

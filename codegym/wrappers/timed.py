@@ -15,24 +15,20 @@ from typing import Any
 
 import gymnasium as gym
 
-from codegym.judge.perf import PerfRuns, Unscorable, perf_workload
+from codegym.judge.perf import PerfRuns, Unscorable
 from codegym.tasks.runtimes import percentile_rank
 from codegym.tasks.schema import STARTER
-from codegym.wrappers.base import JUDGE_FAILED, FinalProgram, FinalReward
-from codegym.wrappers.baseline import look_at
-from codegym.wrappers.bound import BoundReached, SlowBound, baseline_bound, bound_failure, bounded_workload, probe
+from codegym.wrappers.base import JUDGE_FAILED, FinalReward
+from codegym.wrappers.bound import BoundReached, SlowBound, bound_failure, bounded_workload
 from codegym.wrappers.feedback import timed_line
 from codegym.wrappers.measure import (
     DISTRIBUTION_SOURCES,
     ComparisonRecord,
     TimedRunFailed,
     TimingSettings,
-    calibrated_compare,
-    measure_workload,
     measurement_value,
-    runtime_distribution,
-    solution_files,
 )
+from codegym.wrappers.program import Bench, FinalProgram
 from codegym.wrappers.scoring import (
     AGAINST,
     MODES,
@@ -143,7 +139,7 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
             return self.fail_reward, out
         out["correct"] = True
         try:
-            score = self._speed(task, program.files, program.language, metric, out, program.perf or program.report)
+            score = self._speed(program, metric, out)
         except BoundReached as e:  # no faster than the baseline: the baseline's score, 0
             out.update(bound=e.details(), reason=str(e))
             return self.correct_reward, out
@@ -166,22 +162,17 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
         than = {"speedup": f"the {self.against}", "interpolate": "the slowest solution"}.get(self.mode, "")
         return timed_line(details, 1.0 - self.settings.alpha, than)
 
-    def _workload(self, task, name: str) -> PerfRuns:
-        lang, files = solution_files(task, name)
-        return perf_workload(task, files, lang, self.env.unwrapped.sandbox)
-
-    def _compare(self, comparand: PerfRuns, candidate: PerfRuns, against: str, metric: str,
+    def _compare(self, bench: Bench, comparand: PerfRuns, candidate: PerfRuns, against: str, metric: str,
                  out: dict, score_at: Callable[[float], float], bound: bool = False) -> ComparisonRecord:
         """One calibrated comparison, kept in ``out["comparisons"]``; with `bound`, an
         Unscorable carries the lower-bound score of its last comparison (modes whose score
         is that comparison's)."""
         try:
-            rec = calibrated_compare(self.env.unwrapped.sandbox, comparand, candidate, against=against,
-                                     metric=metric, settings=self.settings, max_noise=self.max_noise,
-                                     retries=self.retries, skip_identical=self.skip_identical,
-                                     seed=self.seed + self._episodes, score_at=score_at,
-                                     max_score_span=self.max_score_span,
-                                     futile="speedup" if self.futility else "band")
+            rec = bench.compare(comparand, candidate, against=against, metric=metric, settings=self.settings,
+                                max_noise=self.max_noise, retries=self.retries,
+                                skip_identical=self.skip_identical, seed=self.seed + self._episodes,
+                                score_at=score_at, max_score_span=self.max_score_span,
+                                futile="speedup" if self.futility else "band")
         except TimedRunFailed as e:
             if e.record is not None:
                 out["comparisons"].append(e.record.to_dict())
@@ -197,34 +188,36 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
             out["calibration"] = rec.calibration
         return rec
 
-    def _speed(self, task, files, language: str, metric: str, out: dict, perf_report=None) -> float:
-        """The speed score S of the candidate `files` by the wrapper's mode (raises
-        `BoundReached` when its timed runs reach the slow bound, see `_bound`)."""
-        wl = perf_workload(task, files, language, self.env.unwrapped.sandbox)
-        bound = self._bound(task, wl, metric, perf_report)
+    def _speed(self, program: FinalProgram, metric: str, out: dict) -> float:
+        """The speed score S of the program by the wrapper's mode (raises `BoundReached`
+        when its timed runs reach the slow bound, see `_bound`)."""
+        bench = program.bench
+        wl = bench.workload(program.files, program.language)
+        bound = self._bound(bench, wl, metric, program.perf or program.report)
         cand = bounded_workload(wl, bound)
         try:
-            return self._score_mode(task, cand, metric, out)
+            return self._score_mode(bench, cand, metric, out)
         except TimedRunFailed as e:  # a capped run stopped by the bound is not a failure
             stopped = bound_failure(bound, wl, cand, e)
             if stopped is None:
                 raise
             raise stopped from e
 
-    def _score_mode(self, task, cand: PerfRuns, metric: str, out: dict) -> float:
+    def _score_mode(self, bench: Bench, cand: PerfRuns, metric: str, out: dict) -> float:
+        task = bench.task
         if self.mode == "speedup":
-            return self._speedup(task, cand, metric, out)
-        dist = runtime_distribution(task, self.env.unwrapped.sandbox, self.settings, self.distribution)
+            return self._speedup(bench, cand, metric, out)
+        dist = bench.distribution(self.settings, self.distribution)
         ranked = dist.sorted()
         out["distribution"] = {"values": dict(ranked), "unit": dist.unit, "source": dist.source}
         if len(ranked) < 2:
             raise Unscorable(f"the runtime distribution of {task.id} has {len(ranked)} entr"
                              f"{'y' if len(ranked) == 1 else 'ies'}; it needs at least 2")
         if self.mode == "interpolate":
-            return self._interpolate(task, cand, ranked, metric, out)
-        return self._percentile(task, cand, ranked, dist.unit, metric, out)
+            return self._interpolate(bench, cand, ranked, metric, out)
+        return self._percentile(bench, cand, ranked, dist.unit, metric, out)
 
-    def _bound(self, task, cand: PerfRuns, metric: str, perf_report) -> SlowBound | None:
+    def _bound(self, bench: Bench, cand: PerfRuns, metric: str, perf_report) -> SlowBound | None:
         """The slow bound of the candidate, after the looks that stop it when it is no faster
         than the baseline, or when its first passes rule out a speedup worth rewarding (its
         score is then 0; `codegym.wrappers.baseline.look_at`: the baseline kept per task).
@@ -233,48 +226,50 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
         the baseline's own program (compared as identical, without runs)."""
         if (self.slow_bound is None and not self.futility) or self.mode == "interpolate":
             return None
-        sb = self.env.unwrapped.sandbox
         try:
-            if self.skip_identical and self._workload(task, task.baseline_name).key == cand.key:
+            if self.skip_identical and bench.solution_workload(bench.task.baseline_name).key == cand.key:
                 return None
         except (Unscorable, KeyError, ValueError):  # no baseline program: the modes say why
             return None
-        looks = look_at(task, sb, cand, self.settings, self.slow_bound, perf_report, self.futility)
+        looks = bench.look(cand, self.settings, self.slow_bound, perf_report, self.futility)
         if looks is not None:
             return looks.bound if looks.bound.seconds is not None else None
         if self.slow_bound is None:
             return None
-        bound = baseline_bound(task, sb, self.settings, self.slow_bound)
+        bound = bench.bound(self.settings, self.slow_bound)
         if bound is not None:
-            probe(sb, cand, bound, metric, perf_report)
+            bench.probe(cand, bound, metric, perf_report)
         return bound
 
-    def _speedup(self, task, cand: PerfRuns, metric: str, out: dict) -> float:
+    def _speedup(self, bench: Bench, cand: PerfRuns, metric: str, out: dict) -> float:
+        task = bench.task
         name = task.baseline_name if self.against == "baseline" else task.reference_name
         if name is None:
             raise Unscorable(f"task {task.id} has no {self.against} solution")
-        rec = self._compare(self._workload(task, name), cand, name, metric, out,
+        rec = self._compare(bench, bench.solution_workload(name), cand, name, metric, out,
                             lambda x: speed_score(x, self.cap, self.transform), bound=True)
         out["speedup"] = rec.speedup
         out["against"] = name
         return speed_score(counted_speedup(rec), self.cap, self.transform)
 
-    def _interpolate(self, task, cand: PerfRuns, ranked: list[tuple[str, float]], metric: str,
+    def _interpolate(self, bench: Bench, cand: PerfRuns, ranked: list[tuple[str, float]], metric: str,
                      out: dict) -> float:
+        task = bench.task
         (fast, t_fast), (slow, t_slow) = ranked[0], ranked[-1]
         if not t_slow > t_fast:
             raise Unscorable("the slowest and fastest solutions have the same runtime")
         if slow not in task.solutions and slow != STARTER:
             raise Unscorable(f"the slowest entry {slow!r} of the distribution has no code to compare with")
         r = t_fast / t_slow
-        rec = self._compare(self._workload(task, slow), cand, slow, metric, out,
+        rec = self._compare(bench, bench.solution_workload(slow), cand, slow, metric, out,
                             lambda x: interpolation_score(x, r), bound=True)
         s = counted_speedup(rec)
         out.update(slowest=slow, fastest=fast, speedup=rec.speedup, position=interpolation_position(s, r))
         return interpolation_score(s, r)
 
-    def _percentile(self, task, cand: PerfRuns, ranked: list[tuple[str, float]], unit: str, metric: str,
-                    out: dict) -> float:
+    def _percentile(self, bench: Bench, cand: PerfRuns, ranked: list[tuple[str, float]], unit: str,
+                    metric: str, out: dict) -> float:
+        task = bench.task
         n = len(ranked)
         won: dict[str, bool] = {}
         events = []
@@ -283,22 +278,21 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
             pivot, threshold = ranked[k - 1]
             if pivot not in won:
                 if pivot in task.solutions or pivot == STARTER:
-                    rec = self._compare(self._workload(task, pivot), cand, pivot, metric, out, beat_score)
+                    rec = self._compare(bench, bench.solution_workload(pivot), cand, pivot, metric, out, beat_score)
                     won[pivot] = significantly_faster(rec)
                 else:
-                    won[pivot] = self._beats_threshold(cand, threshold, unit, metric, out)
+                    won[pivot] = self._beats_threshold(bench, cand, threshold, unit, metric, out)
             events.append({"percentile": p, "rank": k, "pivot": pivot, "threshold": threshold,
                            "beats": won[pivot]})
         out["percentiles"] = events
         return sum(e["beats"] for e in events) / len(events)
 
-    def _beats_threshold(self, cand: PerfRuns, threshold: float, unit: str, metric: str,
+    def _beats_threshold(self, bench: Bench, cand: PerfRuns, threshold: float, unit: str, metric: str,
                          out: dict) -> bool:
         """The candidate's calibrated median is below `threshold` (a recorded value without
         code): its CI's upper end, in the distribution's unit, must lie below it."""
-        sb = self.env.unwrapped.sandbox
         for _ in range(1 + self.retries):
-            m = measure_workload(sb, cand, self.settings, metric)
+            m = bench.measure(cand, self.settings, metric)
             med = measurement_value(m, unit)
             if med is None:
                 raise Unscorable(f"the candidate's measurement has no {unit} value (no calibration)")
