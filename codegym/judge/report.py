@@ -114,18 +114,18 @@ class JudgeReport:
         return d
 
 
-def finish_report(rep: JudgeReport, results: Sequence[CaseResult | None], cases: Sequence) -> JudgeReport:
-    """Fill `rep` from the case results (None: not evaluated, reported ``skipped``): the
-    counts, the weighted score, and the verdict of the first failing case in case order."""
+def case_verdict(results: Sequence[CaseResult | None], cases: Sequence) -> dict[str, Any]:
+    """The `JudgeReport` fields the case results decide (None: not evaluated, reported
+    ``skipped``): the cases, the counts, the weighted score, and the verdict of the first
+    failing case in case order (with its ``message``; an accepted run sets none). Pure."""
     final: list[CaseResult] = []
     for c, r in zip(cases, results):
         final.append(r if r is not None else CaseResult(c.index, c.name, "skipped", c.split, weight=c.weight))
-    rep.cases = final
-    rep.total = len(final)
-    rep.passed = sum(1 for r in final if r.passed)
+    passed = sum(1 for r in final if r.passed)
     wsum = sum(r.weight for r in final)
-    rep.score = (sum(r.weight * (r.score if r.status in ("passed", "wrong_answer") else 0.0) for r in final)
-                 / wsum) if wsum > 0 else 1.0
+    score = (sum(r.weight * (r.score if r.status in ("passed", "wrong_answer") else 0.0) for r in final)
+             / wsum) if wsum > 0 else 1.0
+    out: dict[str, Any] = {"cases": final, "total": len(final), "passed": passed, "score": score}
     first = next((r for r in final if r.status not in ("passed", "skipped")), None)
     # a case the infrastructure could not run leaves the counts unknown: the report is
     # not a verdict (never a program verdict, whatever the other cases did)
@@ -135,15 +135,51 @@ def finish_report(rep: JudgeReport, results: Sequence[CaseResult | None], cases:
         first = CaseResult(first.index, first.name, "sandbox_error", first.split,
                            message="case was not run although no case failed")
     if first is None:
-        rep.verdict, rep.stage, rep.progress, rep.first_failure = "accepted", "accepted", 1.0, None
+        out.update(verdict="accepted", stage="accepted", progress=1.0, first_failure=None)
     else:
-        rep.verdict = first.status
-        rep.first_failure = first.index
-        rep.stage = "ran"
-        rep.progress = ran_progress(rep.passed, rep.total)
-        rep.message = f"case {first.index} ({first.name}): {first.status}" + (
-            f": {first.message.splitlines()[0][:200]}" if first.message else "")
+        out.update(verdict=first.status, first_failure=first.index, stage="ran",
+                   progress=ran_progress(passed, len(final)),
+                   message=f"case {first.index} ({first.name}): {first.status}" + (
+                       f": {first.message.splitlines()[0][:200]}" if first.message else ""))
+    return out
+
+
+def finish_report(rep: JudgeReport, results: Sequence[CaseResult | None], cases: Sequence) -> JudgeReport:
+    """Fill `rep` from the case results (`case_verdict`); returns `rep`. For a report made
+    again after its runs (a timed run that failed), and for verifiers that build their own."""
+    for name, value in case_verdict(results, cases).items():
+        setattr(rep, name, value)
     return rep
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A verdict given before the cases decide one, or without them: no code, a compile
+    error, a sandbox fault. Its fields are the `JudgeReport`'s (the report lists no case)."""
+
+    verdict: str
+    message: str
+    stage: str
+    progress: float
+    compile_output: str = ""
+
+    @classmethod
+    def no_code(cls, message: str) -> Decided:
+        return cls("no_code", message, "no_code", 0.0)
+
+    @classmethod
+    def compile_error(cls, output: str, message: str) -> Decided:
+        return cls("compile_error", message, "compile_error", 0.25, output)
+
+    @classmethod
+    def sandbox_error(cls, message: str, stage: str = "ran", progress: float = 0.5) -> Decided:
+        """Not a verdict: the infrastructure failed (`stage` and `progress`: how far the
+        program had got when it did)."""
+        return cls("sandbox_error", message, stage, progress)
+
+    def fields(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "message": self.message, "stage": self.stage,
+                "progress": self.progress, "compile_output": self.compile_output}
 
 
 def ran_progress(passed: int, total: int) -> float:
@@ -221,5 +257,5 @@ def exec_message(res) -> str:
 
 
 __all__ = ["JudgeReport", "CaseResult", "VERDICTS", "CASE_STATUSES", "STAGES", "PROGRAM_STAGES", "RUNTIME_STATUSES",
-           "MESSAGE_MAX", "finish_report", "ran_progress", "program_stage",
+           "MESSAGE_MAX", "finish_report", "case_verdict", "Decided", "ran_progress", "program_stage",
            "clip", "tail", "exec_message", "STATUS_OF_EXEC"]

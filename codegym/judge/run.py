@@ -8,8 +8,10 @@
     ('accepted', True)
 
 `judge` decides in stages: no code, then code that does not compile (checked in the host
-where it can be), then the cases run by the task's kind (`codegym.judge.kinds`) and the
-verdict rule (`codegym.judge.report.finish_report`); ``timing=True`` also measures an
+where it can be: `source_verdict`), then the cases run by the task's kind (its runner in
+`codegym.judge.kinds.table.KIND_RUNNERS`) and the verdict rule
+(`codegym.judge.report.case_verdict`); a verdict decided early is a value (`Decided`), and
+the report is built once from it or from the cases. ``timing=True`` also measures an
 accepted program on the perf split (`codegym.judge.perf`). docs/judge.md has the rules.
 """
 
@@ -23,15 +25,13 @@ import traceback
 from collections.abc import Mapping
 
 from codegym.judge.checkers import make_checker, make_value_checker
-from codegym.judge.chunks import measure_split, run_split, splits
+from codegym.judge.chunks import measure_split, splits
 from codegym.judge.harness import HARNESS_VERSION
-from codegym.judge.kinds.function import run_function
-from codegym.judge.kinds.repo import annotate_report, repo_image, run_repo_cases
-from codegym.judge.kinds.script import run_script
-from codegym.judge.kinds.stdio import run_stdio, stdio_build, stdio_launch
+from codegym.judge.kinds.repo import repo_image
+from codegym.judge.kinds.table import KIND_RUNNERS
 from codegym.judge.perf import measure_report
 from codegym.judge.protocol import parse_python
-from codegym.judge.report import CaseResult, JudgeReport, finish_report, tail
+from codegym.judge.report import Decided, JudgeReport, case_verdict
 from codegym.judge.syntax import precheck
 from codegym.judge.testgen import Case, TestgenError, materialize
 from codegym.sandbox import make_sandbox
@@ -110,13 +110,6 @@ def task_image(task, sandbox) -> str | None:
     return getattr(repo, "image", None) or repo_image(task, sandbox)  # its environment's image
 
 
-def _run_repo(task, files: Mapping[str, str | bytes], cases: list[Case], sandbox,
-              early_exit: bool) -> list[CaseResult | None]:
-    # Repository grading (base tree + overlay, restored tests, test patch, report parsing)
-    # lives with the rest of the repo-task machinery.
-    return run_repo_cases(task, files, cases, sandbox, early_exit)
-
-
 def judge(task, files: Mapping[str, str | bytes], sandbox=None, split: str = "hidden", timing: bool = False,
           early_exit: bool = False, language: str | None = None) -> JudgeReport:
     """Judge workspace `files` ({path: text}) on `split` of `task` ("public", "hidden",
@@ -128,92 +121,83 @@ def judge(task, files: Mapping[str, str | bytes], sandbox=None, split: str = "hi
         raise ValueError(f"unknown language {language!r}")
     if lang not in task.accepted_languages():
         raise ValueError(f"task {task.id} does not accept {lang} (accepted: {', '.join(task.accepted_languages())})")
-    rep = JudgeReport(verdict="no_code", passed=0, total=0, stage="no_code", progress=0.0, task_id=task.id,
-                      task_hash=task.content_hash, split=split, language=lang,
-                      checker=checker_tag(task, task.kind))
+    head = {"task_id": task.id, "task_hash": task.content_hash, "split": split, "language": lang,
+            "checker": checker_tag(task, task.kind)}
     if split not in ("public", "hidden", "perf", "all"):
         raise ValueError(f"unknown split {split!r}; expected public, hidden, perf or all")
-    _judge_into(rep, task, files, sandbox, split, timing, early_exit)
-    rep.elapsed_s = time.monotonic() - t0
-    return rep
-
-
-def _judge_into(rep: JudgeReport, task, files: Mapping[str, str | bytes], sandbox, split: str, timing: bool,
-                early_exit: bool) -> None:
-    lang, kind = rep.language, task.kind
+    runner = KIND_RUNNERS.get(task.kind)
+    if runner is None:
+        raise ValueError(f"unknown task kind {task.kind!r}")
     main_file = task.main_file_for(lang) or ""
     n_declared = sum(len(task.cases(s)) for s in (("public", "hidden", "perf") if split == "all" else (split,)))
-    if _decided_before_running(rep, kind, files, main_file, n_declared):
-        return
-    sandbox = _task_sandbox(rep, task, sandbox, n_declared)
-    if sandbox is None:
-        return
+    decided = source_verdict(files, main_file, lang) if runner.checks_source else None
+    if decided is None:
+        sandbox, decided = _task_sandbox(task, sandbox)
+    if decided is not None:
+        return _decided_report(head, decided, n_declared, t0)
     try:
         cases = materialize(task, split, sandbox)
         if timing and split not in ("perf", "all"):
             extra = materialize(task, "perf", sandbox)
             cases = cases + [dataclasses.replace(c, index=len(cases) + k) for k, c in enumerate(extra)]
     except TestgenError as e:
-        _sandbox_error(rep, n_declared, f"tests could not be materialised: {e}")
-        return
-    rep.total = len(cases)
-    ran = _run_cases(rep, task, files, main_file, cases, sandbox, early_exit)
-    if ran is None:
-        return
-    results, build = ran
-    rep.stage = "ran"
-    finish_report(rep, results, cases)
-    if kind == "repo":
-        annotate_report(rep, task)  # "resolution FULL|PARTIAL|NO: ..." (hidden split)
+        return _decided_report(head, Decided.sandbox_error(f"tests could not be materialised: {e}"), n_declared, t0)
+    out = runner.run(task, files, cases, sandbox, language=lang, main_file=main_file, early_exit=early_exit)
+    if out.decided is not None:
+        return _decided_report(head, out.decided, len(cases), t0)
+    fields = case_verdict(out.results, cases)
+    if runner.message is not None:
+        fields["message"] = runner.message(task, {**head, **fields})  # repo: "resolution FULL|PARTIAL|NO: ..."
+    rep = JudgeReport(**head, **fields)
     if timing and rep.verdict == "accepted":
-        if splits(sandbox, task, cases):  # the cases ran on several workers: time it on one of them
-            rep.__dict__.update(measure_split(rep, task, files, cases, lang, *build, sandbox).__dict__)
-        else:
-            measure_report(rep, task, files, cases, list(rep.cases), sandbox, lang, build)
+        rep = _timed(rep, task, files, cases, lang, out.launch, sandbox)
+    rep.elapsed_s = time.monotonic() - t0
+    return rep
 
 
-def _decided_before_running(rep: JudgeReport, kind: str, files: Mapping[str, str | bytes], main_file: str,
-                            n_declared: int) -> bool:
-    """The no_code and compile_error verdicts the host can give without running anything
-    (not for repo tasks); True when `rep` is decided."""
-    lang = rep.language
-    if kind != "repo" and is_blank_code(files.get(main_file), lang):
-        rep.total = n_declared
-        rep.message = f"{main_file} is missing or holds no code"
-        return True
-    rep.stage, rep.progress = "compile_error", 0.25
-    if kind == "repo":
-        return False
+def _decided_report(head: Mapping[str, str], decided: Decided, total: int, t0: float) -> JudgeReport:
+    return JudgeReport(passed=0, total=total, **head, **decided.fields(), elapsed_s=time.monotonic() - t0)
+
+
+def _timed(rep: JudgeReport, task, files: Mapping[str, str | bytes], cases: list[Case], lang: str, launch,
+           sandbox) -> JudgeReport:
+    """`rep` of an accepted program with its measurement on the perf cases (and the verdict
+    made again if a timed run failed): `codegym.judge.perf.measure_report`."""
+    if splits(sandbox, task, cases):  # the cases ran on several workers: time it on one of them
+        return measure_split(rep, task, files, cases, lang, *launch, sandbox)  # (the worker's report)
+    measure_report(rep, task, files, cases, list(rep.cases), sandbox, lang, launch)
+    return rep
+
+
+def source_verdict(files: Mapping[str, str | bytes], main_file: str, lang: str) -> Decided | None:
+    """The no_code and compile_error verdicts the host gives without running anything
+    (None: the source must run to be judged)."""
+    if is_blank_code(files.get(main_file), lang):
+        return Decided.no_code(f"{main_file} is missing or holds no code")
     if lang == "python":
         err = python_compile_error(files[main_file], main_file)
         if err is None:
-            return False
+            return None
         message = err.splitlines()[-1] if err else ""
     else:
         # A toolchain missing here (e.g. julia): tree-sitter still gives compile-stage feedback.
         err = precheck(lang, files, main_file)
         if err is None:
-            return False
+            return None
         message = err.splitlines()[1] if "\n" in err else err
-    rep.verdict, rep.total, rep.compile_output, rep.message = "compile_error", n_declared, err, message
-    return True
+    return Decided.compile_error(err, message)
 
 
-def _sandbox_error(rep: JudgeReport, total: int, message: str) -> None:
-    rep.verdict, rep.stage, rep.progress, rep.total = "sandbox_error", "ran", 0.5, total
-    rep.message = message
-
-
-def _task_sandbox(rep: JudgeReport, task, sandbox, n_declared: int):
-    """The sandbox to run the task in (None when its container image could not be built)."""
+def _task_sandbox(task, sandbox) -> tuple[object, Decided | None]:
+    """The sandbox to run the task in, or the sandbox_error verdict when it has none (its
+    container image could not be built, or the backend cannot provide one)."""
     if sandbox is None:
         sandbox = make_sandbox()
     if sandbox.task_images:  # container backends (docker)
         try:
             image = task_image(task, sandbox)
         except Exception as e:  # noqa: BLE001  the task's image could not be built: not a verdict
-            _sandbox_error(rep, n_declared, f"the task's container image could not be built: {e}")
-            return None
+            return sandbox, Decided.sandbox_error(f"the task's container image could not be built: {e}")
         if image is not None:  # an image of its own: containers of this task only
             sandbox = sandbox.for_task(task.id, image=image)
         # (else the pool's long-lived containers per language image serve it, as the local
@@ -223,58 +207,10 @@ def _task_sandbox(rep: JudgeReport, task, sandbox, n_declared: int):
         repo = getattr(task, "repo", None)
         named = repo is not None and (repo.image or (repo.dockerfile and "a Dockerfile"))
         if named:
-            _sandbox_error(rep, n_declared, f"task {task.id} runs its tests in container image {named}, which "
-                           f"the {type(sandbox).__name__} backend cannot provide: judge it with "
-                           "sandbox='docker' (make_sandbox('docker'))")
-            return None
-    return sandbox
+            return sandbox, Decided.sandbox_error(
+                f"task {task.id} runs its tests in container image {named}, which the {type(sandbox).__name__} "
+                "backend cannot provide: judge it with sandbox='docker' (make_sandbox('docker'))")
+    return sandbox, None
 
 
-def _run_cases(rep: JudgeReport, task, files: Mapping[str, str | bytes], main_file: str, cases: list[Case],
-               sandbox, early_exit: bool):
-    """(results, the stdio build or None) of the task's kind, or None when the run ended
-    with a compile_error or sandbox_error verdict (then in `rep`)."""
-    lang, kind = rep.language, task.kind
-    compile_err: str | None = None
-    build = None
-    if kind == "stdio":
-        argv, extra = stdio_launch(lang, files, main_file, task.preamble)
-        build = stdio_build(sandbox, lang, files, extra)
-        if not build.ok:
-            _build_failed(rep, build.result)
-            return None
-        if splits(sandbox, task, cases):  # many cases: split over the workers of the Ray backend
-            # the workers build it themselves: what `build` carries on is how it launches
-            results, build = run_split(task, files, lang, argv, extra, cases, sandbox, early_exit), (argv, extra)
-        else:
-            results = run_stdio(task, build, cases, sandbox, early_exit, lang, argv, extra)
-    elif kind == "function":
-        if lang != "python":
-            rep.verdict, rep.stage = "sandbox_error", "ran"
-            rep.message = "function tasks run Python only"
-            return None
-        results, compile_err = run_function(task, files, main_file, cases, sandbox, early_exit)
-    elif kind == "script":
-        results, compile_err = run_script(task, files, main_file, lang, cases, sandbox, early_exit)
-    elif kind == "repo":
-        results = _run_repo(task, files, cases, sandbox, early_exit)
-    else:
-        raise ValueError(f"unknown task kind {kind!r}")
-    if compile_err is not None:
-        rep.verdict, rep.compile_output = "compile_error", compile_err
-        rep.message = compile_err.splitlines()[-1] if compile_err else "compilation failed"
-        return None
-    return results, build
-
-
-def _build_failed(rep: JudgeReport, res) -> None:
-    if res is not None and res.status == "compile_error":
-        rep.verdict = "compile_error"
-        rep.compile_output = tail((res.stderr or "") + (res.stdout or "") or res.message, 4000)
-        rep.message = res.message or "compilation failed"
-    else:
-        rep.verdict = "sandbox_error"
-        rep.message = (res.message if res is not None else "") or "the build failed"
-
-
-__all__ = ["judge", "is_blank_code", "python_compile_error", "checker_tag", "task_image"]
+__all__ = ["judge", "is_blank_code", "python_compile_error", "checker_tag", "task_image", "source_verdict"]

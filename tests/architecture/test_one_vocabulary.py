@@ -1,6 +1,8 @@
 """One of each in the judge's vocabulary (issue 31.4): the stage tables, the stage rule and
 the progress rule are defined once, in `codegym/judge/report.py`; one `classify` in the
-package (the sandbox's: one execution's status). Reads the modules with `ast`."""
+package (the sandbox's: one execution's status); the judge dispatches task kinds through
+its table (`codegym/judge/kinds/table.py`, issue 31.2), not by comparing kind names, and
+builds its report without copying another's ``__dict__``. Reads the modules with `ast`."""
 
 from __future__ import annotations
 
@@ -57,8 +59,41 @@ def test_one_classify():
     assert [str(p) for p in found] == ["codegym/sandbox/classify.py"], found
 
 
+RUN = PKG / "judge" / "run.py"
+#: the one function of judge/run.py that names kinds: the checker tag (copied as it is into
+#: exported Harbor tasks, which have no table)
+TAGGER = "checker_tag"
+
+
+def _dispatch_offences(path: Path) -> list[str]:
+    bad = []
+    tree = ast.parse(path.read_text())
+    for top in tree.body:
+        if isinstance(top, ast.FunctionDef) and top.name == TAGGER:
+            continue
+        for node in ast.walk(top):
+            if isinstance(node, ast.Compare) and any(
+                    isinstance(x, ast.Constant) and x.value in ("stdio", "function", "script", "repo")
+                    for y in (node.left, *node.comparators)
+                    for x in (y.elts if isinstance(y, (ast.Tuple, ast.List, ast.Set)) else (y,))):
+                bad.append(f"{path.name}:{node.lineno}: a kind compared by name (use KIND_RUNNERS)")
+            elif isinstance(node, ast.Attribute) and node.attr == "__dict__":
+                bad.append(f"{path.name}:{node.lineno}: a report filled from another's __dict__")
+    return bad
+
+
+def test_the_judge_dispatches_kinds_through_its_table():
+    assert not _dispatch_offences(RUN)
+    assert "KIND_RUNNERS" in RUN.read_text()
+
+
 def test_the_check_sees_the_old_forms(tmp_path):
     src = tmp_path / "m.py"
     src.write_text('STAGES = ("no_code", "correct")\n'
                    'def f(p, t):\n    return 0.5 + 0.5 * p / t if t else 0.5\n')
     assert len(_offences(src, tmp_path)) == 2
+    run = tmp_path / "run.py"
+    run.write_text('def checker_tag(task, kind):\n    return kind == "stdio"\n'
+                   'def judge(rep, task, other):\n    if task.kind == "repo":\n        pass\n'
+                   '    elif kind in ("script", "function"):\n        rep.__dict__.update(other.__dict__)\n')
+    assert len(_dispatch_offences(run)) == 4, _dispatch_offences(run)  # (two __dict__ on line 7)

@@ -10,7 +10,7 @@
 - `evaluate_case`, `run_repo_cases`: a `CaseResult` per case from the run's report
   (`codegym.judge.logs.pytest`); a listed test passes only with an explicit pass in a
   finished run.
-- `resolution`, `Resolution`, `annotate_report`: FULL / PARTIAL / NO from a hidden report.
+- `resolution`, `Resolution`, `resolution_message`: FULL / PARTIAL / NO from a hidden report.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ __all__ = [
     "file_of_test_id", "restore_paths", "grading_tree", "CommandRun", "RunEnv", "run_env", "tests_sandbox",
     "repo_image",
     "with_setup", "run_commands", "run_command", "evaluate_case", "run_repo_cases", "Resolution", "resolution",
-    "annotate_report",
+    "resolution_message",
 ]
 
 # =========================================================================== grading tree
@@ -589,9 +589,11 @@ def resolution(task, report) -> Resolution:
     return res
 
 
-def annotate_report(report, task) -> None:
-    """Prefix a repo task's hidden-split `JudgeReport.message` with its resolution."""
-    if report.split not in ("hidden", "all") or report.verdict == "sandbox_error" and not report.cases:
-        return
+def resolution_message(task, report: Mapping[str, Any]) -> str:
+    """A repo task's report message (`report`: the `JudgeReport` fields as a dict) prefixed
+    with its resolution on the hidden split (``resolution FULL|PARTIAL|NO: ...``)."""
+    message = report.get("message") or ""
+    if report["split"] not in ("hidden", "all") or report["verdict"] == "sandbox_error" and not report["cases"]:
+        return message
     summary = resolution(task, report).summary()
-    report.message = summary + (f"; {report.message}" if report.message else "")
+    return summary + (f"; {message}" if message else "")
