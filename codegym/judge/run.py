@@ -23,6 +23,7 @@ import re
 import time
 import traceback
 from collections.abc import Mapping
+from typing import Any
 
 from codegym.judge.checkers import make_checker, make_value_checker
 from codegym.judge.chunks import measure_split, splits
@@ -35,7 +36,9 @@ from codegym.judge.report import Decided, JudgeReport, case_verdict
 from codegym.judge.syntax import precheck
 from codegym.judge.testgen import Case, TestgenError, materialize
 from codegym.sandbox import make_sandbox
+from codegym.sandbox.types import Sandbox
 from codegym.tasks.fields import canonical_language
+from codegym.tasks.schema import Task
 
 _COMMENT_LINE = {"python": ("#",), "julia": ("#",), "c": ("//",), "cpp": ("//",), "javascript": ("//",)}
 _BLOCK = {"c": re.compile(r"/\*.*?\*/", re.S), "cpp": re.compile(r"/\*.*?\*/", re.S),
@@ -121,7 +124,7 @@ def judge(task, files: Mapping[str, str | bytes], sandbox=None, split: str = "hi
         raise ValueError(f"unknown language {language!r}")
     if lang not in task.accepted_languages():
         raise ValueError(f"task {task.id} does not accept {lang} (accepted: {', '.join(task.accepted_languages())})")
-    head = {"task_id": task.id, "task_hash": task.content_hash, "split": split, "language": lang,
+    head: dict[str, Any] = {"task_id": task.id, "task_hash": task.content_hash, "split": split, "language": lang,
             "checker": checker_tag(task, task.kind)}
     if split not in ("public", "hidden", "perf", "all"):
         raise ValueError(f"unknown split {split!r}; expected public, hidden, perf or all")
@@ -155,16 +158,17 @@ def judge(task, files: Mapping[str, str | bytes], sandbox=None, split: str = "hi
     return rep
 
 
-def _decided_report(head: Mapping[str, str], decided: Decided, total: int, t0: float) -> JudgeReport:
+def _decided_report(head: dict[str, Any], decided: Decided, total: int, t0: float) -> JudgeReport:
     return JudgeReport(passed=0, total=total, **head, **decided.fields(), elapsed_s=time.monotonic() - t0)
 
 
-def _timed(rep: JudgeReport, task, files: Mapping[str, str | bytes], cases: list[Case], lang: str, launch,
-           sandbox) -> JudgeReport:
+def _timed(rep: JudgeReport, task: Task, files: Mapping[str, str | bytes], cases: list[Case], lang: str,
+           launch: Any, sandbox: Sandbox) -> JudgeReport:
     """`rep` of an accepted program with its measurement on the perf cases (and the verdict
     made again if a timed run failed): `codegym.judge.perf.measure_report`."""
     if splits(sandbox, task, cases):  # the cases ran on several workers: time it on one of them
-        return measure_split(rep, task, files, cases, lang, *launch, sandbox)  # (the worker's report)
+        argv, extra = launch
+        return measure_split(rep, task, files, cases, lang, argv, extra, sandbox)  # (the worker's report)
     measure_report(rep, task, files, cases, list(rep.cases), sandbox, lang, launch)
     return rep
 
@@ -188,7 +192,7 @@ def source_verdict(files: Mapping[str, str | bytes], main_file: str, lang: str) 
     return Decided.compile_error(err, message)
 
 
-def _task_sandbox(task, sandbox) -> tuple[object, Decided | None]:
+def _task_sandbox(task: Task, sandbox: Sandbox | None) -> tuple[Sandbox, Decided | None]:
     """The sandbox to run the task in, or the sandbox_error verdict when it has none (its
     container image could not be built, or the backend cannot provide one)."""
     if sandbox is None:

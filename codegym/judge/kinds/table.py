@@ -23,6 +23,8 @@ from codegym.judge.kinds.script import run_script
 from codegym.judge.kinds.stdio import run_stdio, stdio_build, stdio_launch
 from codegym.judge.report import CaseResult, Decided, tail
 from codegym.judge.testgen import Case
+from codegym.sandbox.types import ExecResult, Sandbox
+from codegym.tasks.schema import Task
 
 __all__ = ["KIND_RUNNERS", "KindRunner", "KindResult", "RunKind", "build_failed"]
 
@@ -43,7 +45,7 @@ class KindResult:
 
 
 class RunKind(Protocol):
-    def __call__(self, task: Any, files: Mapping[str, str | bytes], cases: list[Case], sandbox: Any, *,
+    def __call__(self, task: Task, files: Mapping[str, str | bytes], cases: list[Case], sandbox: Sandbox, *,
                  language: str, main_file: str, early_exit: bool) -> KindResult: ...
 
 
@@ -60,10 +62,10 @@ class KindRunner:
 
     run: RunKind
     checks_source: bool = True
-    message: Callable[[Any, Mapping[str, Any]], str] | None = None
+    message: Callable[[Task, Mapping[str, Any]], str] | None = None
 
 
-def build_failed(res: Any) -> Decided:
+def build_failed(res: ExecResult | None) -> Decided:
     """The verdict of a program whose build failed (`res`: the build's `ExecResult`)."""
     if res is not None and res.status == "compile_error":
         return Decided.compile_error(tail((res.stderr or "") + (res.stdout or "") or res.message, 4000),
@@ -81,7 +83,7 @@ def _compiled(results: list[CaseResult | None], compile_err: str | None) -> Kind
     return KindResult(decided=Decided.compile_error(compile_err, message))
 
 
-def _run_stdio(task: Any, files: Mapping[str, str | bytes], cases: list[Case], sandbox: Any, *,
+def _run_stdio(task: Task, files: Mapping[str, str | bytes], cases: list[Case], sandbox: Sandbox, *,
                language: str, main_file: str, early_exit: bool) -> KindResult:
     argv, extra = stdio_launch(language, files, main_file, task.preamble)
     build = stdio_build(sandbox, language, files, extra)
@@ -94,7 +96,7 @@ def _run_stdio(task: Any, files: Mapping[str, str | bytes], cases: list[Case], s
     return KindResult(run_stdio(task, build, cases, sandbox, early_exit, language, argv, extra), launch=build)
 
 
-def _run_function(task: Any, files: Mapping[str, str | bytes], cases: list[Case], sandbox: Any, *,
+def _run_function(task: Task, files: Mapping[str, str | bytes], cases: list[Case], sandbox: Sandbox, *,
                   language: str, main_file: str, early_exit: bool) -> KindResult:
     if language != "python":
         # (progress: the host's checks had passed, as a compile error's)
@@ -102,12 +104,12 @@ def _run_function(task: Any, files: Mapping[str, str | bytes], cases: list[Case]
     return _compiled(*run_function(task, files, main_file, cases, sandbox, early_exit))
 
 
-def _run_script(task: Any, files: Mapping[str, str | bytes], cases: list[Case], sandbox: Any, *,
+def _run_script(task: Task, files: Mapping[str, str | bytes], cases: list[Case], sandbox: Sandbox, *,
                 language: str, main_file: str, early_exit: bool) -> KindResult:
     return _compiled(*run_script(task, files, main_file, language, cases, sandbox, early_exit))
 
 
-def _run_repo(task: Any, files: Mapping[str, str | bytes], cases: list[Case], sandbox: Any, *,
+def _run_repo(task: Task, files: Mapping[str, str | bytes], cases: list[Case], sandbox: Sandbox, *,
               language: str, main_file: str, early_exit: bool) -> KindResult:
     return KindResult(run_repo_cases(task, files, cases, sandbox, early_exit))
 
