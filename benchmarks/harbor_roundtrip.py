@@ -26,7 +26,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from codegym import load_suite
-from codegym.importers.harbor import export_harbor, harbor_name, import_harbor, run_trial
+from codegym.importers.harbor import export_harbor, harbor_name
+from codegym.importers.harbor_import import import_harbor
+from codegym.importers.harbor_trial import run_trial
 from codegym.judge import judge
 from codegym.sandbox import make_sandbox
 

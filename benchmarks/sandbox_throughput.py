@@ -36,7 +36,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from codegym.sandbox import RunRequest
-from codegym.sandbox.local import LocalSandbox, bwrap_available
+from codegym.sandbox.isolation import bwrap_available
+from codegym.sandbox.local import LocalSandbox
 
 PY_TRIVIAL = "pass\n"
 C_TRIVIAL = "int main(void) { return 0; }\n"

@@ -44,7 +44,7 @@ def docker_or_skip():
         client = None
         reason = f"no Docker engine: {type(e).__name__}: {e}"
     if client is not None:
-        from codegym.sandbox.docker import DEFAULT_IMAGES  # noqa: PLC0415 -- needs the docker extra
+        from codegym.sandbox.images import DEFAULT_IMAGES  # noqa: PLC0415 -- needs the docker extra
         absent = []
         for img in sorted(set(DEFAULT_IMAGES.values())):
             try:

@@ -10,7 +10,8 @@ mini-swe-agent or a shell command: `codegym.agents.scaffold`).
 from __future__ import annotations
 
 from codegym.agents.base import Agent
-from codegym.agents.llm import LLMAgent, LLMError
+from codegym.agents.llm import LLMAgent
+from codegym.agents.llm_client import LLMError
 from codegym.agents.mutant import MutantAgent
 from codegym.agents.reference import BaselineAgent, OracleAgent, ReplayAgent
 from codegym.agents.scaffold import make_scaffold_agent

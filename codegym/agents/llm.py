@@ -28,8 +28,6 @@ from codegym.agents.llm_spec import parse_spec
 from codegym.core.keys import user_base_url
 from codegym.edits.render import TOOL_SCHEMAS
 
-__all__ = ["LLMAgent", "LLMError", "DEFAULT_SYSTEM_PROMPT", "parse_spec", "response_tokens"]
-
 DEFAULT_SYSTEM_PROMPT = (
     "You are an expert programmer working on a coding task in a multi-turn environment. "
     "Each reply you write is applied to the workspace as an edit, in one of the action "

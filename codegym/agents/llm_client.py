@@ -27,8 +27,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ChatClient", "LLMError", "Attempt", "gate", "retry_after", "is_loopback", "RETRY_STATUSES"]
-
 RETRY_STATUSES = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
 _BODY_EXCERPT = 500
 

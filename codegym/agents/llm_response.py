@@ -12,8 +12,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["response_tokens", "render_tool_calls"]
-
 _TOKEN_ID_RE = re.compile(r"^token_id[:_](\d+)$")
 
 

@@ -15,8 +15,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["parse_spec", "split_top", "spec_value", "SPEC_TYPES", "ALIASES"]
-
 #: short spellings of constructor arguments
 ALIASES = {"url": "base_url", "concurrency": "max_concurrency", "retries": "max_retries",
            "system": "system_prompt", "tools": "use_tools"}

@@ -25,14 +25,8 @@ from codegym.agents.scaffold_run import (
     SCAFFOLDS,
     ScaffoldAgent,
     ScaffoldConfig,
-    ScaffoldRun,
-    ScaffoldTurn,
     load_scaffold_config,
-    plan_actions,
 )
-
-__all__ = ["make_scaffold_agent", "parse_scaffold_spec", "ScaffoldAgent", "MiniSweAgent", "CommandAgent",
-           "ScaffoldConfig", "ScaffoldRun", "ScaffoldTurn", "SCAFFOLDS", "load_scaffold_config", "plan_actions"]
 
 
 def parse_scaffold_spec(spec: str) -> tuple[str, dict[str, Any]]:

@@ -30,8 +30,6 @@ from pathlib import Path
 from codegym.core.yamldoc import inside
 from codegym.sandbox.isolation import UNSAFE_ENV, unsafe_opted_in
 
-__all__ = ["ScaffoldBox", "ISOLATIONS", "BoxError", "CommandResult", "IGNORED_PARTS", "MAX_FILE_BYTES"]
-
 ISOLATIONS = ("none", "bwrap", "docker")
 #: path components never read back from a workspace (caches, VCS data, build output)
 IGNORED_PARTS = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache",

@@ -25,8 +25,6 @@ from codegym.agents.scaffold_box import ScaffoldBox
 from codegym.agents.scaffold_mini import resolve_endpoint
 from codegym.agents.scaffold_run import ScaffoldAgent, ScaffoldRun, ScaffoldTurn, usage_sum
 
-__all__ = ["CommandAgent", "UsageProxy"]
-
 _HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-authorization",
         "proxy-authenticate", "host", "content-length", "accept-encoding"}
 

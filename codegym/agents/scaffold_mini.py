@@ -22,8 +22,6 @@ from codegym.agents.scaffold_box import ScaffoldBox
 from codegym.agents.scaffold_run import ScaffoldAgent, ScaffoldRun, ScaffoldTurn, usage_sum
 from codegym.core.keys import user_base_url
 
-__all__ = ["MiniSweAgent", "resolve_endpoint", "SUBMIT_MARKER"]
-
 #: the line mini-swe-agent's prompts tell the model to echo when it is done
 SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 

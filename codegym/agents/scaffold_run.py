@@ -30,9 +30,6 @@ from codegym.agents.scaffold_box import ISOLATIONS, ScaffoldBox
 from codegym.core.yamldoc import Doc, DocError, DocValidationError, pydantic_message
 from codegym.edits.render import render_action
 
-__all__ = ["ScaffoldAgent", "ScaffoldTurn", "ScaffoldRun", "ScaffoldConfig", "SCAFFOLDS", "SCAFFOLD_DIR",
-           "load_scaffold_config", "plan_actions", "task_prompt", "usage_sum"]
-
 SCAFFOLD_DIR = Path(__file__).with_name("scaffolds")
 
 

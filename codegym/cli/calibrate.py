@@ -45,8 +45,6 @@ from codegym.sandbox import make_sandbox
 from codegym.tasks.runtimes import SIDECAR, update_sidecar
 from codegym.tasks.suite import check_suite, list_suites
 
-__all__ = ["register_tasks", "cmd_calibrate"]
-
 
 def _status(c: TaskCalibration, min_ratio: float) -> str:
     if c.skipped:

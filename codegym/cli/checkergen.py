@@ -17,7 +17,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from codegym.agents.llm import LLMAgent, LLMError, parse_spec
+from codegym.agents.llm import LLMAgent
+from codegym.agents.llm_client import LLMError
+from codegym.agents.llm_spec import parse_spec
 from codegym.evaluation.checkergen import (
     CHECKER_SYSTEM_PROMPT,
     generate_checker,
@@ -28,8 +30,6 @@ from codegym.evaluation.checkergen import (
 from codegym.sandbox import make_sandbox
 from codegym.tasks.load import TaskValidationError, load_task
 from codegym.tasks.suite import load_suite
-
-__all__ = ["register_tasks", "cmd_gen_checker", "MULTI_TAGS"]
 
 #: tags that mark a task whose outputs admit several correct answers
 MULTI_TAGS = ("multiple-answers", "special-judge")

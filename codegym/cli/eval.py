@@ -27,8 +27,6 @@ from codegym.evaluation.report import write_report
 from codegym.evaluation.runner import run_eval
 from codegym.evaluation.store import EvalError
 
-__all__ = ["register", "main", "cmd_eval", "cmd_report", "add_key_option", "user_keys"]
-
 
 def user_keys(args: argparse.Namespace) -> KeyGrants:
     """The key grants of ``--key`` and the user's settings; raises ValueError (one line)."""

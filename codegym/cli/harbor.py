@@ -17,11 +17,12 @@ import argparse
 import json
 import sys
 
-from codegym.importers.harbor import HarborError, export_harbor, import_harbor, is_speed_task, run_trial, tasks_of
+from codegym.importers.harbor import export_harbor, is_speed_task, tasks_of
+from codegym.importers.harbor_import import import_harbor
+from codegym.importers.harbor_read import HarborError
+from codegym.importers.harbor_trial import run_trial
 from codegym.judge.run import judge
 from codegym.tasks.load import TaskValidationError
-
-__all__ = ["register", "add_harbor_import"]
 
 
 def register(subparsers) -> None:

@@ -202,4 +202,3 @@ def register(subparsers) -> None:
     pr.set_defaults(func=cmd_prune)
 
 
-__all__ = ["register", "cmd_build", "cmd_list", "cmd_prune"]

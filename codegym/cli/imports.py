@@ -40,8 +40,6 @@ from codegym.importers.swebench import GITHUB_URL, import_swebench
 from codegym.sandbox import make_sandbox
 from codegym.tasks.load import TaskValidationError
 
-__all__ = ["register", "add_swebench_import", "add_cap_option", "data_caps"]
-
 #: the sub-command ``codegym import FILE`` stands for
 AUTO = "auto"
 

@@ -39,8 +39,6 @@ from codegym.cli import serve as serve_command
 from codegym.core.version import __version__
 from codegym.sandbox import IsolationUnavailable
 
-__all__ = ["main", "build_parser", "COMMAND_MODULES", "TASKS_COMMAND_MODULES"]
-
 #: out-of-tree modules adding top-level commands: each defines ``register(subparsers)``
 COMMAND_MODULES: list[str] = []
 #: out-of-tree modules adding ``codegym tasks ...`` commands: each defines ``register_tasks(subparsers)``

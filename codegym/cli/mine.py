@@ -23,8 +23,6 @@ from codegym.importers.mine import mine_repository
 from codegym.importers.minepack import pack_suite
 from codegym.importers.swebench import PYTEST_COMMAND
 
-__all__ = ["register_tasks"]
-
 
 def register_tasks(tasks_sub) -> None:
     """Add ``mine`` and ``pack`` to ``codegym tasks``."""

@@ -40,8 +40,6 @@ from codegym.sandbox import make_sandbox
 from codegym.tasks.load import TaskValidationError
 from codegym.tasks.suite import load_suite
 
-__all__ = ["register", "replay", "ReplayReport", "EpisodeReplay", "cmd_replay", "record_problem", "read_episodes"]
-
 #: an eval folder's manifest.json is small: read within these caps
 MANIFEST_CAPS = DEFAULT_DATA_CAPS.replace(file_bytes=16 << 20, text_bytes=16 << 20, doc_bytes=16 << 20)
 

@@ -36,8 +36,6 @@ from codegym.tasks.load import TaskValidationError
 from codegym.tasks.suite import load_suite
 from codegym.wrappers.measure import TimingSettings
 
-__all__ = ["register", "cmd_simulate", "tasks_of"]
-
 
 def register(subparsers):
     """Add ``codegym rewards simulate``."""

@@ -25,8 +25,6 @@ from codegym.envs.registration import ENV_IDS, register_envs
 from codegym.rollout.runner import run_episodes
 from codegym.tasks.suite import list_suites
 
-__all__ = ["register", "summary_table", "parse_key_values"]
-
 
 def summary_table(records: Sequence[dict[str, Any]], title: str = "codegym run") -> Table:
     """A rich Table: one row per task, agents side by side (verdict, reward, turns, time)."""

@@ -20,8 +20,6 @@ from codegym.cli.run import parse_key_values
 from codegym.integrations.sessions import ServeLimits, SessionManager, served_env_ids
 from codegym.wrappers.config import load_reward_declaration
 
-__all__ = ["register"]
-
 TOKEN_ENV = "CODEGYM_SERVE_TOKEN"
 
 

@@ -23,8 +23,6 @@ from codegym.evaluation.config import ConfigError
 from codegym.evaluation.store import EvalError
 from codegym.evaluation.synthesis import load_synthesis_config, run_synthesis
 
-__all__ = ["register", "cmd_synthesize"]
-
 
 def register(subparsers):
     """Add ``codegym synthesize``."""

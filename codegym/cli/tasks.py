@@ -29,8 +29,6 @@ from codegym.tasks.repo import with_reference
 from codegym.tasks.suite import SuiteCheck, check_suite, list_suites
 from codegym.wrappers.config import RewardConfigError, suite_reward
 
-__all__ = ["register", "cmd_tasks_validate", "cmd_tasks_list", "checked_suites"]
-
 
 def register(subparsers):
     """Add ``codegym tasks`` with its ``validate`` and ``list`` commands; returns the

@@ -38,9 +38,6 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["git", "git_text", "git_env", "git_argv", "repo_overrides", "GitError", "GIT_IDENTITY", "OVERRIDES",
-           "KEPT_ENV", "DIFFING"]
-
 
 class GitError(ValueError):
     """A git command that failed; the message names the command and git's own words."""

@@ -35,10 +35,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["DataCaps", "DEFAULT_DATA_CAPS", "DataError", "open_regular", "read_regular", "chunks",
-           "split_lines", "json_lines", "loads", "read_json", "inflate", "too_deep", "file_kind",
-           "data_files"]
-
 MB = 1 << 20
 _READ = 1 << 20
 

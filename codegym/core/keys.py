@@ -24,8 +24,6 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["KeyGrants", "KEY_NAME", "DEFAULT_KEY_ENV", "DEFAULT_BASE_URL", "looks_like_key", "user_base_url"]
-
 #: what an environment variable holding an API key is called
 KEY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*_(API_KEY|TOKEN)$")
 #: the variable an agent reads when nothing names one

@@ -337,6 +337,3 @@ def grammar_of(name: str) -> str | None:
     return lang.grammar if lang else None
 
 
-__all__ = ["LanguageSpec", "LanguageName", "UnknownLanguageError", "get_language", "list_languages",
-           "language_for_file", "language_names", "language_name", "extensions_of", "all_extensions",
-           "language_of_path", "grammar_of", "python_path", "DEFAULT_PYTHON", "SANDBOX_PATH"]

@@ -11,8 +11,6 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["display_path", "write_atomic", "staged_folder"]
-
 
 def display_path(path: str | os.PathLike) -> str:
     """`path` relative to the working directory when it is inside it, else as given."""

@@ -18,8 +18,6 @@ from typing import Any
 
 from codegym.core.yamldoc import Doc, DocError, DocValidationError
 
-__all__ = ["SETTINGS_ENV", "settings_path", "user_settings"]
-
 SETTINGS_ENV = "CODEGYM_SETTINGS"
 
 

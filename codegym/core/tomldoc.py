@@ -15,8 +15,6 @@ import re
 import tomllib
 from typing import Any
 
-__all__ = ["TomlError", "load_toml", "toml_shape", "non_finite", "MAX_BYTES", "MAX_DEPTH", "MAX_KEY_PARTS"]
-
 #: the largest TOML text read (real task.toml files are a few KiB)
 MAX_BYTES = 256 << 10
 #: nesting of arrays, inline tables and table headers

@@ -30,9 +30,6 @@ from yaml.events import (
 )
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-__all__ = ["Caps", "DEFAULT_CAPS", "HARD_CAPS", "CapError", "compose", "SAFE_TAGS", "ALIAS_FACTOR",
-           "ALIAS_SLACK_NODES", "ALIAS_SLACK_CHARS", "gc_paused"]
-
 MB = 1 << 20
 
 

@@ -29,10 +29,6 @@ from pydantic import BaseModel
 from codegym.core.paths import display_path
 from codegym.core.yamlcompose import DEFAULT_CAPS, CapError, Caps, compose, gc_paused
 
-__all__ = ["Loc", "DocError", "DocValidationError", "format_path", "YamlLoader", "Parsed",
-           "parse_yaml", "Doc", "Caps", "DEFAULT_CAPS", "inside", "SIMPLE_MESSAGES", "suggest", "model_at",
-           "unknown_field_message", "pydantic_message", "dump_yaml"]
-
 Loc = tuple  # a path into a document: str keys and int indices
 
 # --------------------------------------------------------------------------- errors

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from codegym.edits.formats import EDIT_FORMATS, FORMATS, check_formats
+from codegym.edits.formats import FORMATS, check_formats
 from codegym.edits.formats.code_block import add_pathless, apply_write, fence_tag, read_fence, scan_fences
 from codegym.edits.formats.context import MAX_EDITS, Context, Fence, Op, WorkFile
 from codegym.edits.formats.jsonpos import JSON_DECODER
@@ -32,21 +32,9 @@ from codegym.edits.formats.tool_call import (
     read_tag,
 )
 from codegym.edits.formats.unified_diff import DIFF_START_RE, add_patch_ops, apply_patch, parse_diff
-from codegym.edits.records import EditBlock, EditSpan, ParsedAction, ToolCall
+from codegym.edits.records import EditBlock, EditSpan, ParsedAction
 from codegym.edits.render import format_help
 from codegym.edits.text import BAD_CHAR_RE, ActionError
-
-__all__ = [
-    "FORMATS",
-    "EDIT_FORMATS",
-    "MAX_ACTION_CHARS",
-    "EditSpan",
-    "EditBlock",
-    "ToolCall",
-    "ParsedAction",
-    "parse_action",
-    "apply_changes",
-]
 
 #: longer actions are refused without being parsed (a model does not write 1 MB of code in a turn)
 MAX_ACTION_CHARS = 1_000_000

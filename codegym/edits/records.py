@@ -13,8 +13,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-__all__ = ["EditSpan", "EditBlock", "ToolCall", "ParsedAction", "DiffUnit"]
-
 
 @dataclass(slots=True)
 class EditSpan:

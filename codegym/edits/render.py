@@ -18,8 +18,6 @@ from codegym.edits.formats.search_replace import MARKER_LINE_RE
 from codegym.edits.formats.tool_call import TOOL_DOCS, TOOLS
 from codegym.edits.text import find_all, keep_lines
 
-__all__ = ["format_help", "render_action", "TOOL_SCHEMAS", "tool_schemas", "view_file"]
-
 
 def tool_schemas(formats: Sequence[str] | set[str] | None = None) -> list[dict[str, Any]]:
     """OpenAI ``tools`` entries for the tool-call format; without ``submit``

@@ -14,8 +14,6 @@ from collections.abc import Callable, Hashable, Iterable
 
 from codegym.edits.textdiff import line_text
 
-__all__ = ["SPECS", "Label", "MODULE", "Outline", "resolve_labels", "common_label", "scope_name"]
-
 
 def _text(node) -> str:
     return node.text.decode("utf-8", "replace") if node is not None else ""

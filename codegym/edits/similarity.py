@@ -10,8 +10,6 @@ from difflib import SequenceMatcher
 
 from codegym.edits.text import common_indent
 
-__all__ = ["normalise_lines", "line_similarity"]
-
 
 def normalise_lines(lines: Iterable[str]) -> list[str]:
     """Strip trailing whitespace, drop blank lines, remove common indentation."""

@@ -16,8 +16,6 @@ from typing import Any
 
 from codegym.edits.records import DiffUnit, EditBlock, EditSpan
 
-__all__ = ["attach_spans"]
-
 #: what `attach_spans` reads: a block of the action (or one exact piece of content)
 Edit = EditBlock | EditSpan
 

@@ -23,9 +23,6 @@ from pathlib import Path
 
 from codegym.core.git import GIT_IDENTITY, git, git_text
 
-__all__ = ["WorkspaceError", "validate_path", "parents", "MemoryStore", "GitStore", "write_disk",
-           "ignore_private_indexes"]
-
 
 class WorkspaceError(ValueError):
     """An edit or path the workspace refuses; the message is agent-facing."""

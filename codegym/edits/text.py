@@ -13,9 +13,6 @@ import re
 from collections.abc import Collection, Sequence
 from itertools import accumulate
 
-__all__ = ["ActionError", "LineStarts", "BAD_CHAR_RE", "quote", "lines_and_starts", "keep_lines",
-           "common_indent", "find_all", "mismatch_hint", "looks_like_filename", "clean_path"]
-
 #: characters that cannot be in a path or in a source file (NUL, lone surrogates)
 BAD_CHAR_RE = re.compile("[\x00\ud800-\udfff]")
 _SIMPLE_PATH_RE = re.compile(r"[\w./][\w\-./+@]*")

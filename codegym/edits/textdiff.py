@@ -16,9 +16,6 @@ import functools
 from collections.abc import Mapping, Sequence
 from difflib import SequenceMatcher
 
-__all__ = ["Opcode", "split_lines", "line_text", "diff_opcodes", "group_hunks", "recompose_opcodes",
-           "git_path", "file_diff", "render_diff", "unified_diff"]
-
 # Lines are represented WITHOUT their "\n" terminator (so `str.split` does the
 # work in C), except that a last line lacking a newline keeps a trailing "\n" as
 # a marker.  The marker makes "x" (no EOL) compare unequal to "x\n" (EOL), which

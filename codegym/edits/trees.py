@@ -18,8 +18,6 @@ from typing import Any
 
 from codegym.core.languages import grammar_of, language_name
 
-__all__ = ["WINDOWED_PARSE", "canonical", "parser_for", "parse_pair", "thread_lru", "remember"]
-
 _local = threading.local()  # tree_sitter.Parser objects are not thread-safe
 _TREE_CACHE_SIZE = 16
 #: languages whose grammar's incremental parse re-reads everything after an edit

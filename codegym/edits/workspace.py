@@ -40,8 +40,6 @@ from codegym.edits.textdiff import (
     split_lines,
 )
 
-__all__ = ["Workspace", "WorkspaceError", "StepDiff", "FileChange", "validate_path"]
-
 
 @dataclass(frozen=True)
 class FileChange:

@@ -27,18 +27,11 @@ from codegym.edits.render import format_help, view_file
 from codegym.edits.workspace import Workspace
 from codegym.envs import feedback as fb
 from codegym.envs.episode import (
-    ACTION_SPACE_CHARS,
-    FEEDBACK_MODES,
-    MAX_OBSERVATION_CHARS,
-    REWARD_MODES,
     EpisodeEnv,
     make_env,
 )
 from codegym.tasks.fields import canonical_language
 from codegym.tasks.schema import Task
-
-__all__ = ["CodeEnv", "make_code_env", "MAX_OBSERVATION_CHARS", "ACTION_SPACE_CHARS", "FEEDBACK_MODES",
-           "REWARD_MODES"]
 
 
 def make_code_env(suite: Any = None, **kwargs: Any):

@@ -23,8 +23,9 @@ from codegym.core.spaces import CodeText
 from codegym.core.yamldoc import suggest
 from codegym.edits.formats import FORMATS
 from codegym.edits.spans import attach_spans
+from codegym.edits.stores import WorkspaceError
 from codegym.edits.units import split_units
-from codegym.edits.workspace import Workspace, WorkspaceError
+from codegym.edits.workspace import Workspace
 from codegym.judge.run import judge
 from codegym.sandbox import make_sandbox, require_isolation
 from codegym.tasks.fields import canonical_language
@@ -47,9 +48,6 @@ REWARD_MODES = BASE_REWARDS
 RESET_OPTIONS = ("task_id", "sampler", "language", "protected")
 #: what every env reports in ``info["reward_components"]`` on submission
 REWARD_COMPONENTS = ("pass_fraction", "correct", "progress")
-
-__all__ = ["EpisodeEnv", "resolve_tasks", "edits_info", "make_env", "MAX_OBSERVATION_CHARS",
-           "ACTION_SPACE_CHARS", "FEEDBACK_MODES", "REWARD_MODES", "REWARD_COMPONENTS", "RESET_OPTIONS"]
 
 
 def resolve_tasks(suite: Any, tasks: Sequence[Task] | None) -> list[Task]:

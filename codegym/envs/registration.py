@@ -50,4 +50,3 @@ def register_envs() -> None:
 
 register_envs()
 
-__all__ = ["ENV_IDS", "ENTRY_POINT", "ENTRY_POINTS", "register_envs"]

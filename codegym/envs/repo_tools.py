@@ -21,9 +21,6 @@ from typing import Any
 from codegym.edits.parse import parse_action
 from codegym.edits.records import ParsedAction
 
-__all__ = ["REPO_TOOLS", "REPO_TOOL_HELP", "RepoCall", "extract_repo_tools", "parse_with_repo_tools",
-           "MAX_REGIONS"]
-
 #: name -> {argument: (accepted types, required)}
 REPO_TOOLS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "view_file": {"path": ((str,), True), "start_line": ((int,), False), "end_line": ((int,), False)},

@@ -26,17 +26,14 @@ from codegym.envs import feedback as fb
 from codegym.envs.code_env import CodeEnv
 from codegym.envs.episode import make_env, resolve_tasks
 from codegym.envs.registration import ENV_IDS
-from codegym.envs.repo_tools import REPO_TOOL_HELP, REPO_TOOLS, RepoCall, extract_repo_tools, parse_with_repo_tools
+from codegym.envs.repo_tools import REPO_TOOL_HELP, parse_with_repo_tools
 from codegym.judge.kinds.repo import resolution, run_command, run_env, tests_sandbox
 from codegym.judge.logs.pytest import parse_results
-from codegym.sandbox.repoenv import EnvBuildError
-from codegym.tasks.repo import BaseTree, SWEError, base_tree, swe_data, with_reference
+from codegym.sandbox.envbuild import EnvBuildError
+from codegym.tasks.patches import SWEError
+from codegym.tasks.repo import BaseTree, base_tree, swe_data, with_reference
 from codegym.tasks.schema import Task
 from codegym.tasks.suite import Suite, load_suite
-
-# the tool-call reading moved to codegym.envs.repo_tools; its names stay importable from here
-__all__ = ["SWEEnv", "make_swe_env", "make_suite_env", "RepoCall", "extract_repo_tools", "new_workspace", "REPO_TOOLS",
-           "ENV_KWARGS", "prepare_env", "READY_WAIT_S"]
 
 #: keyword arguments `gym.make("codegym/SWE-v0")` passes to `SWEEnv` (codegym.envs.registration.ENV_IDS,
 #: without ``reward``, which the entry point `make_swe_env` resolves)

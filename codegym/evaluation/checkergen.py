@@ -24,15 +24,11 @@ from typing import Any
 
 from codegym.agents.mutant import MutantAgent
 from codegym.core.yamldoc import Doc, DocValidationError, dump_yaml
-from codegym.judge.checkers import ProgramChecker
+from codegym.judge.checkers.program import ProgramChecker
 from codegym.judge.kinds.stdio import stdio_build, stdio_launch
 from codegym.judge.testgen import materialize
 from codegym.sandbox import RunRequest
 from codegym.tasks.load import load_task
-
-__all__ = ["Sample", "Validation", "Attempt", "Generated", "validation_set", "validate_checker", "checker_prompt",
-           "feedback_text", "extract_code", "generate_checker", "outputs_differ", "write_checker",
-           "CHECKER_SYSTEM_PROMPT", "RECORD_KEY"]
 
 CHECKER_SYSTEM_PROMPT = (
     "You write checker programs (special judges) for competitive-programming tasks whose outputs admit "

@@ -26,20 +26,18 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from codegym.agents.llm_spec import parse_spec
-from codegym.agents.scaffold import load_scaffold_config, parse_scaffold_spec
+from codegym.agents.scaffold import parse_scaffold_spec
+from codegym.agents.scaffold_run import load_scaffold_config
 from codegym.core.jsonl import DataError, read_regular
 from codegym.core.keys import DEFAULT_KEY_ENV, KeyGrants
 from codegym.core.paths import display_path
 from codegym.core.settings import settings_path, user_settings
-from codegym.core.yamldoc import DEFAULT_CAPS, Doc, DocValidationError, format_path, pydantic_message, suggest
+from codegym.core.yamlcompose import DEFAULT_CAPS
+from codegym.core.yamldoc import Doc, DocValidationError, format_path, pydantic_message, suggest
 from codegym.envs import ENV_IDS
 from codegym.tasks.load import TaskError, TaskValidationError
 from codegym.tasks.suite import load_suite
 from codegym.wrappers.config import RewardConfigError, parse_reward_config
-
-__all__ = ["EvalConfig", "AgentEntry", "SuiteEntry", "TimingConfig", "BootstrapConfig",
-           "EpisodeSpec", "ConfigError", "redact", "redact_text", "read_config_text", "load_config", "parse_config",
-           "endpoint_of", "RESULT_NEUTRAL_FIELDS"]
 
 #: fields that never change a result (excluded from the fingerprint checked on resume)
 RESULT_NEUTRAL_FIELDS = ("name", "out", "workers", "progress", "bootstrap", "ks", "keep_observations",

@@ -27,8 +27,6 @@ from codegym.evaluation.speed import score_perf
 from codegym.rollout.runner import run_episode, sum_usage
 from codegym.wrappers.config import apply_reward_wrappers
 
-__all__ = ["make_eval_agent", "EpisodeWorker", "play_episode"]
-
 
 def make_eval_agent(entry: AgentEntry, cfg: EvalConfig):
     """The agent of a config entry (a `make_agent` spec, or the class with `options`)."""

@@ -22,8 +22,6 @@ from codegym.judge.calibrate import machine_facts
 from codegym.sandbox import make_sandbox
 from codegym.timing import calibration_factor
 
-__all__ = ["prepare_out_dir", "new_session", "SCHEMA"]
-
 SCHEMA = "codegym.eval/1"
 
 

@@ -17,9 +17,6 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["pass_at_k", "pass_at_k_many", "bootstrap_ci", "task_key", "compute_metrics",
-           "head_to_head", "ranking", "turn_stats"]
-
 
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Unbiased pass@k of one task from n samples of which c are correct (k <= n).

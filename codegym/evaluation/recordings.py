@@ -33,9 +33,6 @@ from codegym.wrappers.measure import (
     solution_measurement,
 )
 
-__all__ = ["Interval", "MetricTimes", "Recording", "RecordingError", "load_recordings", "save_recordings",
-           "measure_recordings", "synthetic_variants", "final_files", "GROUP_BY"]
-
 #: how episodes form GRPO groups: as recorded (collect's group id; eval: the task), per task,
 #: or per task and agent
 GROUP_BY = ("recorded", "task", "task_agent")

@@ -26,9 +26,6 @@ from codegym.evaluation.metrics import compute_metrics
 from codegym.evaluation.scaffolds import pair_rows, scaffold_comparison, scaffold_rows
 from codegym.evaluation.store import RESULTS_FILE, ResultStore, read_manifest
 
-__all__ = ["load_eval", "build_results", "write_report", "render_html", "render_markdown",
-           "REPORT_FILE", "RESULTS_JSON", "SUMMARY_FILE"]
-
 REPORT_FILE = "report.html"
 RESULTS_JSON = "results.json"
 SUMMARY_FILE = "summary.md"

@@ -24,14 +24,11 @@ from typing import Any
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from codegym.evaluation.config import ConfigError, EpisodeSpec, EvalConfig, load_config, read_config_text
-from codegym.evaluation.episodes import EpisodeWorker, make_eval_agent, play_episode
-from codegym.evaluation.manifest import SCHEMA, prepare_out_dir
+from codegym.evaluation.episodes import EpisodeWorker, play_episode
+from codegym.evaluation.manifest import prepare_out_dir
 from codegym.evaluation.report import write_report
 from codegym.evaluation.speed import speed_phase
-from codegym.evaluation.store import ERRORS_FILE, MANIFEST_FILE, RESULTS_FILE, EvalError, ResultStore, read_manifest
-
-__all__ = ["run_eval", "RunSummary", "ResultStore", "EvalError", "make_eval_agent", "read_manifest",
-           "prepare_out_dir", "RESULTS_FILE", "MANIFEST_FILE", "ERRORS_FILE", "SCHEMA"]
+from codegym.evaluation.store import ERRORS_FILE, RESULTS_FILE, EvalError, ResultStore
 
 
 @dataclass

@@ -25,8 +25,6 @@ import numpy as np
 
 from codegym.evaluation.metrics import task_key
 
-__all__ = ["scaffold_comparison", "scaffold_rows", "pair_rows"]
-
 
 def _mean(xs: Sequence[float]) -> float | None:
     return float(np.mean(xs)) if len(xs) else None

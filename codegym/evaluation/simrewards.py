@@ -35,9 +35,6 @@ from codegym.wrappers.scoring import (
 )
 from codegym.wrappers.staged import PerfTimes, StageValues, staged_reward
 
-__all__ = ["FINAL_TYPES", "Prepared", "ReplayEnv", "staged_score", "timed_score", "shaping_offset",
-           "check_spec", "ShapingNeedsTasks"]
-
 #: wrappers that score the final program (their score replaces the step's reward)
 FINAL_TYPES = ("staged", "timed")
 

@@ -26,12 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from codegym.core.yamldoc import Doc, DocError, DocValidationError, format_path, pydantic_message
 from codegym.evaluation.recordings import Interval, MetricTimes, Recording
-from codegym.evaluation.simrewards import FINAL_TYPES, Prepared, ShapingNeedsTasks, check_spec
+from codegym.evaluation.simrewards import Prepared, check_spec
 from codegym.rollout.advantages import grpo
 from codegym.wrappers.config import RewardConfigError, RewardSpec, parse_reward_config
-
-__all__ = ["Candidate", "SimSettings", "ConfigResult", "load_candidates", "parse_candidates", "episode_return",
-           "simulate", "SimulationError", "FINAL_TYPES", "ShapingNeedsTasks", "spearman"]
 
 _TIE = 1e-9
 

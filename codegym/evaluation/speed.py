@@ -21,8 +21,6 @@ from codegym.wrappers.measure import TimedRunFailed, TimingSettings, calibrated_
 from codegym.wrappers.staged import StagedReward, improvement
 from codegym.wrappers.timed import TimedReward
 
-__all__ = ["score_perf", "compare_programs", "speed_jobs", "speed_phase"]
-
 
 def _timed_kwargs(cfg: EvalConfig, seed: int) -> dict[str, Any]:
     t = cfg.timing

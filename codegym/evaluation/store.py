@@ -18,9 +18,6 @@ from typing import Any
 
 from codegym.core.jsonl import DEFAULT_DATA_CAPS, DataError, loads, read_json, read_regular
 
-__all__ = ["ResultStore", "EvalError", "read_manifest", "write_json_atomic", "RESULTS_FILE",
-           "MANIFEST_FILE", "ERRORS_FILE", "CONFIG_COPY"]
-
 RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "manifest.json"
 ERRORS_FILE = "errors.jsonl"

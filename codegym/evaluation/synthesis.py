@@ -36,9 +36,6 @@ from codegym.evaluation.store import RESULTS_FILE, ResultStore, write_json_atomi
 from codegym.evaluation.tournament import tournament, tournament_markdown
 from codegym.rollout.export import SFTExample, write_sft, write_sft_parquet
 
-__all__ = ["SynthesisSettings", "SynthesisConfig", "SynthesisResult", "load_synthesis_config", "run_synthesis",
-           "build_synthesis", "code_key", "copied_from", "normalized_code", "SYNTHESIS_KEY"]
-
 SYNTHESIS_KEY = "synthesis"
 EXPORTS = ("chat", "prompt_completion", "verl")
 

@@ -18,8 +18,6 @@ from typing import Any
 
 from codegym.evaluation.metrics import bootstrap_ci, task_key
 
-__all__ = ["tournament", "tournament_markdown", "DIMENSIONS"]
-
 #: the breakdowns of the table
 DIMENSIONS = ("family", "difficulty", "language")
 

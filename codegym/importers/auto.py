@@ -22,8 +22,6 @@ from codegym.importers.leetcode import import_leetcode_contest
 from codegym.importers.multiple import import_multiple
 from codegym.importers.swebench import import_swebench
 
-__all__ = ["import_file", "IMPORTERS", "importer_options"]
-
 #: ``codegym import`` sub-command -> the importer it runs
 IMPORTERS: dict[str, Callable[..., ImportReport]] = {
     "humaneval": import_humaneval,

@@ -29,10 +29,6 @@ from codegym.importers.references import verify_references
 from codegym.importers.yamlout import write_suite, write_suite_file
 from codegym.tasks.load import TaskValidationError, load_task
 
-__all__ = ["read_records", "read_source", "Source", "select_records", "located", "task_name", "missing_fields",
-           "RECORD_ERRORS", "record_error", "record_at", "finite_number", "check_types",
-           "ImportReport", "ImportError_", "write_import", "write_suite"]
-
 
 class ImportError_(ValueError):  # noqa: N801 -- ImportError is a builtin with another meaning
     """A source file that cannot be imported (unreadable, wrong schema)."""

@@ -20,8 +20,6 @@ from codegym.core.jsonl import DEFAULT_DATA_CAPS, DataCaps
 from codegym.importers.common import ImportError_, read_source
 from codegym.importers.swebench import swebench_flavour
 
-__all__ = ["Schema", "SCHEMAS", "Detection", "detect_records", "detect_file", "SAMPLE"]
-
 #: records looked at
 SAMPLE = 50
 

@@ -32,19 +32,13 @@ from typing import Any
 
 from codegym.core.paths import staged_folder
 from codegym.core.version import __version__
-from codegym.importers.harbor_import import ImportResult, build_command, import_harbor
-from codegym.importers.harbor_read import WORKDIR_DEFAULT, HarborError, HarborTask, find_task_folders, read_harbor_task
-from codegym.importers.harbor_trial import TrialResult, run_trial
+from codegym.importers.harbor_read import WORKDIR_DEFAULT, HarborError
 from codegym.importers.harbor_vendor import PACKAGE_ROOT, vendor_judge
 from codegym.judge.protocol import encode_value
 from codegym.judge.testgen import materialize
 from codegym.sandbox.images import DEFAULT_IMAGES
 from codegym.tasks.load import load_task
 from codegym.tasks.suite import load_suite
-
-__all__ = ["export_harbor", "export_task", "import_harbor", "read_harbor_task", "HarborTask", "HarborError",
-           "ExportResult", "ImportResult", "harbor_name", "EXPORT_KINDS", "SCHEMA_VERSION", "tasks_of",
-           "run_trial", "TrialResult", "find_task_folders", "build_command", "is_speed_task"]
 
 EXPORT_KINDS = ("stdio", "function", "script")
 #: the task.toml schema version written (Harbor 0.26's current one)

@@ -36,8 +36,6 @@ from codegym.sandbox.imagebuild import build_image
 from codegym.sandbox.images import image_info
 from codegym.sandbox.roots import PYTHON_SUITES, RootError, choose_python, root_image
 
-__all__ = ["stand_in", "SUITE_NUMBERS", "PYTHON_IMAGE"]
-
 #: Debian release numbers -> suites with a root here
 SUITE_NUMBERS = {"11": "bullseye", "12": "bookworm", "13": "trixie"}
 #: the tag of a Python stand-in (the version is the one requested)

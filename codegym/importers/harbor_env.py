@@ -43,11 +43,6 @@ from codegym.sandbox.hostnet import with_host_settings
 from codegym.sandbox.imagebuild import ImageBuildError, build_image, pull_image
 from codegym.sandbox.images import docker_client, registry_reachable
 
-__all__ = ["StandIn", "EnvPlan", "EnvImage", "plan_environment", "realize_plan", "build_env_image", "extract_workdir",
-           "build_judge_image", "WorkdirCopy", "read_workdir", "REWARD_REPORTER", "SANDBOX_WORKDIR", "VERIFIER_TMP",
-           "BASE_COPY",
-           "PULL_POLICIES", "WORKSPACE_FILE_BYTES", "WORKSPACE_TOTAL_BYTES", "WORKSPACE_FILES", "docker_or_error"]
-
 REWARD_REPORTER = Path(__file__).with_name("harbor_reward.py")
 #: how the sandbox lays out a repo command's files (codegym.judge.kinds.repo: ws/ in the run directory /box)
 SANDBOX_WORKDIR = "/box/ws"

@@ -62,8 +62,6 @@ from codegym.judge.run import judge
 from codegym.sandbox import make_sandbox
 from codegym.tasks.load import TaskValidationError, load_task
 
-__all__ = ["ImportResult", "import_harbor", "build_command", "task_short_name", "verify_task"]
-
 
 @dataclass
 class ImportResult:

@@ -38,10 +38,6 @@ from codegym.core.tomldoc import TomlError, load_toml, non_finite
 from codegym.core.yamldoc import parse_yaml
 from codegym.sandbox.dockerfile import DockerfileError, ImageRef, image_refs, remote_sources
 
-__all__ = ["HarborError", "HarborTask", "FolderCaps", "DEFAULT_CAPS", "read_harbor_task", "find_task_folders",
-           "scan_folder", "tree_digest", "read_text_inside", "exists_inside", "check_tree", "MAX_TIMEOUT_S",
-           "WORKDIR_DEFAULT", "read_compose"]
-
 WORKDIR_DEFAULT = "/app"
 #: the longest verifier / agent / build timeout accepted (a day)
 MAX_TIMEOUT_S = 86400.0

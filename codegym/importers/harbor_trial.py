@@ -46,10 +46,6 @@ from codegym.importers.harbor_env import (
 )
 from codegym.importers.harbor_read import HarborError, HarborTask, check_tree, read_harbor_task
 
-__all__ = ["TrialResult", "run_trial", "SolutionRun", "run_solution", "solution_changes", "choose_workdir",
-           "usable_workdir", "home_dir", "SYSTEM_DIRS", "RESERVED_DIRS", "HARBOR_SHELL", "harbor_shell",
-           "read_reward_files", "SOLVE_TIMEOUT_S"]
-
 #: how long solve.sh may run when the task names no agent timeout
 SOLVE_TIMEOUT_S = 1800.0
 

@@ -28,8 +28,6 @@ from pathlib import Path
 
 from codegym.core.languages import get_language
 
-__all__ = ["vendor_judge", "VENDORED", "SUBSETS", "PACKAGE_ROOT"]
-
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]   # the installed codegym/ folder
 
 VENDORED = ("core/limits.py", "judge/checkers/base.py", "judge/checkers/text.py", "judge/checkers/values.py",

@@ -40,8 +40,6 @@ from codegym.judge.checkers.values import EVALPLUS_RTOL
 from codegym.judge.protocol import VALUE_CAP, file_value
 from codegym.sandbox import make_sandbox
 
-__all__ = ["import_humaneval", "build_humaneval_tasks", "mbpp_deserialize_inputs", "SPECIAL_ORACLES"]
-
 #: EvalPlus defaults (evalplus/config.py: DEFAULT_MIN_TIME_LIMIT, DEFAULT_GT_TIME_LIMIT_FACTOR)
 TIME_FLOOR = 1.0
 TIME_FACTOR = 4.0

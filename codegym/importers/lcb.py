@@ -46,10 +46,6 @@ from codegym.importers.detect import detect_records
 from codegym.importers.lcb_fewshot import fewshot_tasks
 from codegym.importers.values import is_plain_value
 
-__all__ = ["LCBTest", "LCBProblem", "load_lcb", "decode_private_tests", "lcb_task", "import_lcb",
-           "LCB_IMPORT_STRING", "LCB_PREAMBLE", "LCB_TIME_S", "as_date", "difficulties", "keep_problem",
-           "has_float", "REQUIRED_FIELDS", "lcb_records"]
-
 #: LiveCodeBench's ``import_string`` (lcb_runner/evaluation/testing_util.py), verbatim: its
 #: harness prepends it to every program, functional and stdin alike
 LCB_IMPORT_STRING = (

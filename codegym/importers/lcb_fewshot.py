@@ -19,8 +19,6 @@ from codegym.core.jsonl import loads
 from codegym.importers.common import RECORD_ERRORS, ImportReport, check_types, missing_fields, record_error
 from codegym.judge.protocol import parse_python
 
-__all__ = ["fewshot_tasks", "functional_examples", "stdin_examples"]
-
 _LICENCE = "MIT (LiveCodeBench few-shot examples); statements belong to their platforms"
 _IO_LINE = re.compile(r"^\s*(Input|Output)\s*:\s*(.*)$")
 _ASSIGN = re.compile(r"(?:^|,)\s*([A-Za-z_]\w*)\s*=\s*")

@@ -37,9 +37,6 @@ from codegym.importers.common import (
 from codegym.importers.lcb import as_date, difficulties, has_float, keep_problem
 from codegym.judge.protocol import file_value, parse_python
 
-__all__ = ["import_leetcode_contest", "leetcode_contest_task", "DEEPSEEK_IMPORT_HELPER", "DEEPSEEK_PREAMBLE",
-           "DEEPSEEK_TIME_S"]
-
 #: DeepSeek-Coder's ``IMPORT_HELPER["python"]`` (Evaluation/LeetCode/human_eval/evaluation.py),
 #: prepended to every program, in its order
 DEEPSEEK_IMPORT_HELPER = (

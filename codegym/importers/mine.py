@@ -36,7 +36,8 @@ from codegym.judge.kinds.repo import RunEnv, run_commands
 from codegym.judge.logs.junit import nodeid_to_junit
 from codegym.judge.logs.pytest import parse_pytest, parse_results
 from codegym.sandbox import make_sandbox
-from codegym.sandbox.repoenv import EnvBuildError, PythonEnvSpec, build_env
+from codegym.sandbox.envbuild import EnvBuildError
+from codegym.sandbox.repoenv import PythonEnvSpec, build_env
 from codegym.tasks.patches import apply_patch
 from codegym.tasks.repo import (
     FAIL_TO_PASS,
@@ -48,9 +49,6 @@ from codegym.tasks.repo import (
     swe_data,
 )
 from codegym.tasks.schema import Task
-
-__all__ = ["Candidate", "Measured", "MineReport", "classify_path", "candidate_commits", "measure", "verify",
-           "verify_grades", "verification_problem", "mine_repository", "TAMPER_CONFTEST", "DEFAULT_LIMITS"]
 
 _TEST_RE = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_tests?|tests?|conftest)\.py$")
 #: limits of mined tasks (suite defaults)

@@ -28,8 +28,6 @@ from codegym.importers.yamlout import task_yaml
 from codegym.tasks.patches import SWEError
 from codegym.tasks.repo import RepoSource, check_commit, git_dir
 
-__all__ = ["pack_suite", "PackResult", "BUNDLE_DIR"]
-
 #: where the bundles live, inside the suite folder
 BUNDLE_DIR = "repos"
 

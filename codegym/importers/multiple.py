@@ -28,10 +28,6 @@ from codegym.importers.common import (
     task_name,
     write_import,
 )
-from codegym.judge.logs.julia import JuliaTestReport, julia_test_failures, julia_test_report
-
-__all__ = ["import_multiple", "build_multiple_tasks", "JuliaTestReport", "julia_test_report",
-           "julia_test_failures", "REPAIRS", "LANGUAGES"]
 
 #: MultiPL-E language code -> codegym language (those with a script harness)
 LANGUAGES = {"jl": "julia", "julia": "julia", "js": "javascript", "javascript": "javascript"}

@@ -27,9 +27,6 @@ from codegym.judge.protocol import DecodeError, decode_value, encode_value
 from codegym.sandbox import RunRequest, make_sandbox
 from codegym.tasks.load import load_task
 
-__all__ = ["ORACLE_PROGRAM", "RefResult", "run_reference", "judge_references", "verify_references",
-           "MAX_FIX_MEMORY_MB", "MAX_FIX_TIME_S"]
-
 #: how far `verify_references` raises limits for a reference that needs more
 MAX_FIX_MEMORY_MB = 8192
 MAX_FIX_TIME_S = 60.0

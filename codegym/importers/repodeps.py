@@ -23,9 +23,6 @@ from codegym.core.git import git, git_text
 from codegym.sandbox.pyreqs import RequirementError, check_requirement
 from codegym.tasks.repo import check_commit
 
-__all__ = ["repo_files", "list_tree", "wanted_files", "declared_requirements", "merge_requirements", "layout_env",
-           "licence_of", "repo_environment", "TEST_EXTRAS", "PERMISSIVE"]
-
 #: extras / dependency groups that hold what the tests need
 TEST_EXTRAS = ("test", "tests", "testing")
 #: licences whose code may be redistributed in a task suite (with their notice)

@@ -26,19 +26,17 @@ from typing import Any
 from codegym.core.git import GitError
 from codegym.core.jsonl import DEFAULT_DATA_CAPS, DataCaps, DataError, loads
 from codegym.core.paths import staged_folder
-from codegym.importers.common import RECORD_ERRORS, ImportReport, read_source, record_error, task_name, write_suite
+from codegym.importers.common import RECORD_ERRORS, ImportReport, read_source, record_error, task_name
 from codegym.importers.minepack import pack_suite
 from codegym.importers.repodeps import list_tree, merge_requirements, repo_environment
 from codegym.importers.swespecs import record_recipe, scm_version
+from codegym.importers.yamlout import write_suite
 from codegym.judge import judge
 from codegym.judge.kinds.repo import Resolution, resolution
 from codegym.judge.logs.swebench import parser_for_repo
 from codegym.tasks.load import TaskValidationError, load_task
 from codegym.tasks.patches import SWEError, check_patch, patch_paths
 from codegym.tasks.repo import FAIL_TO_PASS, PASS_TO_PASS, RepoSource, check_commit, git_dir, has_commit
-
-__all__ = ["swebench_task", "import_swebench", "swebench_flavour", "repo_url_for", "validate_record", "install_for",
-           "SWEBENCH_FIELDS", "PYTEST_COMMAND", "GITHUB_URL", "SWEGrade", "grade"]
 
 #: the fields every SWE-bench-schema record has (SWE-smith and SWE-rebench too)
 SWEBENCH_FIELDS = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement")

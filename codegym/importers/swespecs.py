@@ -36,9 +36,6 @@ from codegym.importers.repodeps import declared_requirements, layout_env, list_t
 from codegym.sandbox.pyreqs import RequirementError, check_requirement, requirements_file
 from codegym.sandbox.repoenv import DEFAULT_INSTALL
 
-__all__ = ["Recipe", "record_recipe", "spec_recipe", "declared_recipe", "swebench_specs", "conda_to_pip",
-           "test_argv", "scm_version", "CHECKOUT_DIR"]
-
 #: where SWE-bench's harness has the repository (its commands name it) and where codegym has it
 HARNESS_DIR, CHECKOUT_DIR = "/testbed", "/box/ws"
 #: conda packages with no pip equivalent to install (the root has compilers, make, git)

@@ -15,8 +15,6 @@ from typing import Any
 from codegym.importers.reference_driver import sorted_members
 from codegym.judge.protocol import encode_value
 
-__all__ = ["tag_encode", "py_literal", "is_plain_value", "has_nonfinite", "to_plain"]
-
 
 def tag_encode(x: Any, depth: int = 0) -> Any:
     """A host value in the tagged JSON form `codegym.judge.protocol.decode_value` reads

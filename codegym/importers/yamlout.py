@@ -21,8 +21,6 @@ import yaml
 
 from codegym.tasks.load import load_task
 
-__all__ = ["flow_text", "task_yaml", "write_suite", "write_suite_file"]
-
 
 class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # libyaml's emitter: ~10x faster
     pass

@@ -30,8 +30,6 @@ from starlette.websockets import WebSocketDisconnect
 
 from codegym.integrations.sessions import TOOLS, SessionManager
 
-__all__ = ["PROTOCOLS", "OPENENV_PREFIX", "build_app", "LimitsMiddleware", "run", "ServerThread"]
-
 PROTOCOLS = ("openenv", "ors")
 OPENENV_PREFIX = "/openenv"
 #: paths answered without a token (liveness probes)

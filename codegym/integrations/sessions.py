@@ -30,10 +30,6 @@ from codegym.envs.registration import ENV_IDS, register_envs
 from codegym.rollout.records import jsonable
 from codegym.tasks.suite import list_suites
 
-__all__ = ["ServeLimits", "Session", "SessionManager", "SessionError", "OrderError", "CapacityError",
-           "SessionClosed", "SessionExpired", "TOOLS", "ENV_OPTIONS", "tool_action", "check_tool_call",
-           "served_env_ids"]
-
 #: ``gym.make`` options a client may set when it opens a session (anything else is refused)
 ENV_OPTIONS = ("max_turns", "feedback", "reward", "formats", "language", "auto_submit", "timing",
                  "early_exit", "suite")

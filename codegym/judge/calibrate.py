@@ -29,10 +29,6 @@ from codegym.tasks.runtimes import SolutionRuntime, TaskRuntimes, suite_dir_of
 from codegym.tasks.schema import STARTER
 from codegym.timing import DEFAULT_MIN_OF, UnsupportedMetricError, measure
 
-__all__ = ["SolutionResult", "TaskCalibration", "calibrate_task", "machine_facts", "solution_line",
-           "fmt_value", "fmt_pct", "DEFAULT_MIN_RATIO", "DEFAULT_BUDGET_S", "DEFAULT_MAX_REPEATS",
-           "AUTO_MIN_OF_S", "Log"]
-
 #: a baseline should be at least this many times slower than its reference (RLPF tasks)
 DEFAULT_MIN_RATIO = 2.0
 #: seconds one solution's measurement may spend (timing.measure's budget)

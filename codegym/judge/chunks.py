@@ -24,8 +24,6 @@ from codegym.judge.report import CaseResult, JudgeReport
 from codegym.judge.testgen import Case
 from codegym.sandbox.types import Build, ExecResult, RunRequest, Sandbox
 
-__all__ = ["splits", "run_split", "run_chunk", "measure_split", "chunk_bounds"]
-
 
 def splits(sandbox: Any, task: Any, cases: Sequence[Case]) -> bool:
     """True when this judge runs its cases split over the sandbox's workers."""

@@ -31,4 +31,3 @@ SCRIPT_DRIVER = driver_source("script_driver.py").replace(
     '"__TRUSTED__"', repr(driver_source("script_trusted.py")))
 COMMAND_RUNNER = driver_source("command_runner.py")
 
-__all__ = ["FUNCTION_DRIVER", "SCRIPT_DRIVER", "COMMAND_RUNNER", "HARNESS_VERSION", "driver_source"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codegym.core.limits import Limits
-from codegym.judge.checkers import ProgramChecker
+from codegym.judge.checkers.program import ProgramChecker
 from codegym.judge.harness import FUNCTION_DRIVER
 from codegym.judge.kinds.common import case_checkers, case_limits
 from codegym.judge.kinds.function import DECODE_ERRORS, FRAME_STATUSES
@@ -271,4 +271,3 @@ def measure_report(rep: JudgeReport, task, files, cases: list[Case], results: li
     finish_report(rep, results, cases)
 
 
-__all__ = ["PerfRuns", "perf_runs", "perf_workload", "measure_report", "files_key", "Unscorable"]

@@ -464,10 +464,3 @@ def parse_script_failure(stdout: str) -> dict | None:
     return None
 
 
-__all__ = [
-    "SOLUTION_DIR", "VALUE_CAP", "FRAME_PREFIX", "FAIL_PREFIX", "SCRIPT_EPILOGUES", "PROTECTED_MODULES",
-    "new_nonce", "module_name_for", "solution_files", "function_request", "FunctionFrames", "is_json_plain",
-    "encode_value", "read_tagged", "file_value", "FILE_TAGS", "value_cap", "with_preamble", "unshift_lines",
-    "parse_function_frames", "decode_value", "DecodeError", "parse_python", "analyse_test_code",
-    "implicit_modules", "script_request", "script_program", "script_passed", "parse_script_failure",
-]

@@ -256,6 +256,3 @@ def exec_message(res) -> str:
     return clip("\n".join(parts))
 
 
-__all__ = ["JudgeReport", "CaseResult", "VERDICTS", "CASE_STATUSES", "STAGES", "PROGRAM_STAGES", "RUNTIME_STATUSES",
-           "MESSAGE_MAX", "finish_report", "case_verdict", "Decided", "ran_progress", "program_stage",
-           "clip", "tail", "exec_message", "STATUS_OF_EXEC"]

@@ -25,7 +25,8 @@ import traceback
 from collections.abc import Mapping
 from typing import Any
 
-from codegym.judge.checkers import make_checker, make_value_checker
+from codegym.judge.checkers import make_checker
+from codegym.judge.checkers.values import make_value_checker
 from codegym.judge.chunks import measure_split, splits
 from codegym.judge.harness import HARNESS_VERSION
 from codegym.judge.kinds.repo import repo_image
@@ -217,4 +218,3 @@ def _task_sandbox(task: Task, sandbox: Sandbox | None) -> tuple[Sandbox, Decided
     return sandbox, None
 
 
-__all__ = ["judge", "is_blank_code", "python_compile_error", "checker_tag", "task_image", "source_verdict"]

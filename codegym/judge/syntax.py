@@ -29,9 +29,6 @@ from codegym.core.languages import (
     language_names,
 )
 
-__all__ = ["SyntaxIssue", "syntax_check", "precheck", "format_issues", "toolchain_missing",
-           "SUPPORTED_LANGUAGES"]
-
 #: runnable languages with a tree-sitter grammar (Python is checked with compile())
 _GRAMMARS = {lang.name: lang.grammar for lang in language_names()
              if lang.runnable and lang.grammar and lang.name != "python"}

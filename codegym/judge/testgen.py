@@ -463,5 +463,3 @@ def materialize(task, split: str = "hidden", sandbox=None) -> list[Case]:
     return out
 
 
-__all__ = ["Case", "TestgenError", "materialize", "cache_dir", "clear_memory_cache", "STATS",
-           "GENERATOR_LIMITS", "ALL_SPLITS"]

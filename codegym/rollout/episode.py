@@ -20,8 +20,6 @@ import gymnasium as gym
 from codegym.rollout.jobs import EpisodeJob
 from codegym.rollout.records import Step, Trajectory, jsonable, state_hash
 
-__all__ = ["Transition", "Played", "play", "play_episode"]
-
 #: info keys stored in their own `Step` fields (or too large to repeat every step)
 _STEP_FIELD_KEYS = frozenset({"files", "diff", "diff_units", "error", "judge", "reward_components",
                               "cumulative_diff", "task_id", "task_hash", "language", "main_file"})

@@ -28,9 +28,7 @@ from typing import Any
 from codegym.core.jsonl import json_lines
 from codegym.rollout.records import Trajectory
 
-__all__ = ["ExportedTrajectory", "TokenSequence", "NotPrefixPreserving", "export_record",
-           "write_export", "read_export", "flatten_trajectory", "SFTExample", "write_sft", "write_sft_parquet",
-           "SFT_FORMS"]
+__all__ = ["write_export", "read_export", "flatten_trajectory"]
 
 
 class NotPrefixPreserving(ValueError):

@@ -14,8 +14,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["EpisodeJob", "make_jobs", "group_id_for", "episode_seed", "copy_agent"]
-
 
 @dataclass(frozen=True)
 class EpisodeJob:

@@ -26,8 +26,6 @@ import gymnasium as gym
 
 from codegym.envs.registration import register_envs
 
-__all__ = ["EnvPool", "EnvPoolError"]
-
 _STOP = object()
 
 

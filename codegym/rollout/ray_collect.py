@@ -33,8 +33,6 @@ from codegym.rollout.episode import play_episode
 from codegym.rollout.jobs import EpisodeJob, copy_agent
 from codegym.rollout.records import Trajectory
 
-__all__ = ["run_jobs_ray", "EpisodeWorker"]
-
 
 def _ray() -> Any:
     try:

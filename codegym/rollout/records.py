@@ -24,9 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Step", "Trajectory", "state_hash", "read_jsonl", "write_jsonl", "append_jsonl",
-           "repair_jsonl", "jsonable"]
-
 
 def jsonable(obj: Any) -> Any:
     """`obj` as plain JSON values (dicts, lists, str, numbers, bool, None).

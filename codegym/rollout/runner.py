@@ -24,8 +24,6 @@ from rich.progress import Progress
 from codegym.rollout.episode import play
 from codegym.rollout.records import jsonable
 
-__all__ = ["run_episode", "run_episodes", "sum_usage"]
-
 _STEP_INFO_KEYS = ("turn", "diff", "diff_units", "edits", "error", "submitted", "reward_components")
 
 

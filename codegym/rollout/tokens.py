@@ -17,15 +17,6 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
-__all__ = [
-    "TokenTextMismatch",
-    "token_byte_offsets",
-    "token_char_offsets",
-    "span_to_token_range",
-    "char_index_of_bytes",
-    "bytes_to_unicode",
-]
-
 REPLACEMENT = "\ufffd"
 
 

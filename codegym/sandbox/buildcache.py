@@ -152,5 +152,3 @@ def shared_cache(kind: tuple) -> BuildCache:
         return cache
 
 
-__all__ = ["BuildCache", "BuildFiles", "MAX_BUILDS", "MAX_BUILD_BYTES", "build_key", "build_size", "cacheable",
-           "norm_files", "normalised", "shared_cache"]

@@ -118,4 +118,3 @@ def failure(status: str, message: str, phase: str = "run", **kw) -> ExecResult:
     return ExecResult(status=status, message=message, phase=phase, **kw)
 
 
-__all__ = ["RawOutcome", "classify", "compile_failure", "failure", "MEMORY_MARKS", "signal_name"]

@@ -317,6 +317,3 @@ def prune_containers(client, everything: bool = False, dry_run: bool = False) ->
     return stale
 
 
-__all__ = ["AttachConn", "ContainerSlot", "Want", "LABEL", "LABEL_HOST", "LABEL_OWNER", "LABEL_SCOPE",
-           "LABEL_INSTANCE", "memory_cap", "remove_container", "runner_tar", "owner_alive",
-           "stale_containers", "prune_containers"]

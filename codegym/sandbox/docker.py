@@ -43,15 +43,13 @@ from codegym.core.limits import COMPILE_LIMITS, Limits
 from codegym.sandbox.buildcache import BuildCache, BuildFiles, build_key, normalised
 from codegym.sandbox.classify import failure
 from codegym.sandbox.containers import (
-    LABEL,
     LABEL_INSTANCE,
-    LABEL_SCOPE,
     ContainerSlot,
     Want,
     remove_container,
     stale_containers,
 )
-from codegym.sandbox.images import DEFAULT_IMAGES, IMAGE_RECIPES, missing_image_message, task_image
+from codegym.sandbox.images import DEFAULT_IMAGES, missing_image_message, task_image
 from codegym.sandbox.isolation import proc_start
 from codegym.sandbox.roots import PythonRoot, root_image, sandbox_root
 from codegym.sandbox.server_sandbox import ServerSandbox
@@ -458,5 +456,3 @@ def create(**kw) -> DockerSandbox:
     return DockerSandbox(**kw)
 
 
-__all__ = ["DockerSandbox", "DockerTaskSandbox", "DockerUnavailable", "DEFAULT_IMAGES", "IMAGE_RECIPES",
-           "LABEL", "LABEL_SCOPE", "create"]

@@ -21,9 +21,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["DockerfileError", "Instruction", "ImageRef", "parse", "image_refs", "remote_sources", "substitute",
-           "missing_images", "MAX_BYTES", "MAX_INSTRUCTIONS"]
-
 #: the largest Dockerfile read
 MAX_BYTES = 1 << 20
 MAX_INSTRUCTIONS = 10_000

@@ -34,12 +34,9 @@ from pathlib import Path
 
 from codegym.core.languages import python_path
 from codegym.sandbox.containers import LABEL, LABEL_HOST, LABEL_OWNER
-from codegym.sandbox.hostnet import CA_INSIDE, PASSED_VARIABLES, host_ca_bundle, network_variables
+from codegym.sandbox.hostnet import CA_INSIDE, host_ca_bundle, network_variables
 from codegym.sandbox.images import docker_client
 from codegym.sandbox.isolation import bwrap_available, claim_uid, kill_uid, proc_start, system_binds
-
-__all__ = ["EnvBuildError", "BuildSystem", "host_system", "build_uid", "run_step", "link_farm", "own_dirs",
-           "finish_tree", "changed_files", "copy_checkout", "CHECKOUT", "BUILD_TIMEOUT_S", "PASSED_VARIABLES"]
 
 #: the build steps' uids (the local slots use 61000-64999, docker containers 170000-189999)
 UID_BASE = 66000

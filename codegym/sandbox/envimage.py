@@ -23,8 +23,6 @@ from codegym.sandbox.envbuild import EnvBuildError
 from codegym.sandbox.images import build_local, docker_client
 from codegym.sandbox.repoenv import InstanceEnv, PythonEnv
 
-__all__ = ["env_image", "instance_image", "layer_changes"]
-
 _LOCK = threading.Lock()
 _KNOWN: set[str] = set()
 

@@ -34,9 +34,6 @@ from dataclasses import dataclass, field
 
 from codegym.sandbox.dockerfile import parse
 
-__all__ = ["PASSED_VARIABLES", "CA_VARIABLES", "CA_INSIDE", "BUILD_CA", "host_ca_bundle", "network_variables",
-           "HostSettings", "with_host_settings"]
-
 #: the host's settings a build step with network gets (the user's own pip and proxy configuration)
 PASSED_VARIABLES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX", "PIP_TRUSTED_HOST",
                     "PIP_DEFAULT_TIMEOUT", "PIP_RETRIES", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",

@@ -29,8 +29,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ImageBuildError", "build_image", "pull_image", "DEFAULT_BUILD_TIMEOUT_S", "DEFAULT_PULL_TIMEOUT_S"]
-
 #: the bound of a build when the caller names none
 DEFAULT_BUILD_TIMEOUT_S = 1800.0
 #: the bound of a pull when the caller names none

@@ -349,8 +349,3 @@ def task_image(client, dockerfile: str) -> str:
     return tag
 
 
-__all__ = ["DEFAULT_IMAGES", "IMAGE_RECIPES", "ROOT_IMAGE", "RECIPES", "Recipe", "SCRIPT", "DOCKERFILES",
-           "default_names",
-           "registry_reachable", "docker_client", "image_info", "build_with_dockerfile", "build_with_script",
-           "build_from_host", "build_local", "host_available", "host_program", "list_rows", "missing_image_message",
-           "task_image", "check_dockerfile"]

@@ -303,6 +303,3 @@ def toolchain_binds(python: str) -> tuple[list[str], str]:
     return binds, ":".join(path)
 
 
-__all__ = ["IsolationUnavailable", "UNSAFE_ENV", "unsafe_opted_in", "refusal", "confinement_problem", "ROOT_ETC",
-           "system_binds", "bwrap_available", "bwrap_features", "bwrap_argv", "etc_files", "toolchain_binds",
-           "claim_uid", "kill_uid", "proc_start", "instance_dir", "rmtree", "warn_once", "warn_rlimits"]

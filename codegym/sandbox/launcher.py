@@ -89,4 +89,3 @@ def launched_program(build: Build, spec: LanguageSpec, args: list[str],
     return rel, "launched:" + h.hexdigest()[:32]
 
 
-__all__ = ["HIDDEN_DIR", "LAUNCHER", "LAUNCHER_BYTES", "hidden_files", "launched_program"]

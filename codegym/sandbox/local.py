@@ -417,4 +417,3 @@ def _cleanup(slots: list[ProcessSlot], directory: str, spawner: ThreadPoolExecut
     rmtree(directory)
 
 
-__all__ = ["LocalSandbox", "ProcessSlot", "bwrap_available"]

@@ -20,9 +20,6 @@ from collections.abc import Callable, Iterable
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-__all__ = ["RequirementError", "check_requirement", "check_requirements", "requirements_file",
-           "requirement_name", "REPLACED"]
-
 #: packages yanked from PyPI that SWE-bench's harness replaces (its REPLACE_REQ_PACKAGES)
 REPLACED = {"types-pkg-resources": "types-setuptools"}
 #: what one requirement string or file may be

@@ -40,7 +40,7 @@ from codegym.core.limits import Limits
 from codegym.sandbox.buildcache import BuildCache, build_key, normalised
 from codegym.sandbox.classify import failure
 from codegym.sandbox.ray_board import StopBoard, StopView
-from codegym.sandbox.ray_worker import RemoteWorker, SandboxWorker, Shared
+from codegym.sandbox.ray_worker import RemoteWorker, Shared
 from codegym.sandbox.raycluster import init_local
 from codegym.sandbox.types import Build, ExecResult, RunRequest, Sandbox
 
@@ -452,4 +452,3 @@ def create(**kw) -> RaySandbox:
     return RaySandbox(**kw)
 
 
-__all__ = ["RaySandbox", "SandboxWorker", "CallRecord", "StopBoard", "StopView", "create"]

@@ -16,8 +16,6 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("the ray sandbox needs Ray: pip install 'codegym[ray]' (or pip install ray)") from e
 
-__all__ = ["StopBoard", "StopView"]
-
 
 @ray.remote(num_cpus=0)
 class StopBoard:

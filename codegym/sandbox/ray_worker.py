@@ -162,4 +162,3 @@ class SandboxWorker:
 RemoteWorker = ray.remote(SandboxWorker)
 
 
-__all__ = ["SandboxWorker", "RemoteWorker", "Shared", "LRU", "ACTOR_CACHE"]

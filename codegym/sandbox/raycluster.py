@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LocalCluster", "ray_cli", "init_local", "SLOW_START"]
+__all__ = ["LocalCluster"]
 
 #: what Ray says when its raylet missed Ray's fixed 30 s start-up wait (a loaded machine)
 SLOW_START = "timed out during startup"

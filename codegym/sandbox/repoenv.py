@@ -63,10 +63,6 @@ from codegym.sandbox.roots import (
     roots_unbuildable,
 )
 
-__all__ = ["PythonEnvSpec", "PythonEnv", "RepoInstall", "InstanceEnv", "EnvBuildError", "env_root", "build_env",
-           "find_env", "build_instance", "find_instance", "resolve_system", "sandbox_binds", "ENV_FORMAT",
-           "BASE_TOOLS", "DEFAULT_INSTALL"]
-
 #: bump when the layout of a built environment changes (part of every key)
 ENV_FORMAT = 2
 #: what every environment gets first, as the harness's conda environments have them (the

@@ -208,5 +208,3 @@ def run_request_base(build: Build, limits: Limits, argv: Sequence[str],
     return header, blobs
 
 
-__all__ = ["Request", "compile_request", "files_header", "imported_modules", "imports_of", "preload_list",
-           "rlimits", "run_request_base", "with_stdin"]

@@ -35,9 +35,7 @@ from pathlib import Path
 from codegym.sandbox.images import ROOT_IMAGE, docker_client, image_info
 from codegym.sandbox.isolation import bwrap_available, rmtree
 
-__all__ = ["PYTHON_SUITES", "PACKAGES", "ROOT_FORMAT", "ROOT_IMAGE", "PythonRoot", "RootError", "choose_python",
-           "ensure_root", "find_root", "root_image", "roots_dir", "debian_sources", "roots_unbuildable",
-           "root_info", "parse_version", "sandbox_root"]
+__all__ = ["PYTHON_SUITES", "RootError", "choose_python", "ensure_root", "root_image"]
 
 log_ = logging.getLogger("codegym.sandbox.roots")
 

@@ -401,4 +401,3 @@ class RequestStream:
             self.plain(entry)
 
 
-__all__ = ["ServerSandbox", "RequestStream", "PIPELINE"]

@@ -316,5 +316,3 @@ def answer_files(hdr: dict, out: list[bytes], n_collect: int) -> list[tuple[str,
     return collected
 
 
-__all__ = ["SlotBroken", "SlotHung", "SlotStartError", "Conn", "Slot", "answer_result", "answer_files",
-           "HOST_MARGIN_S", "MIN_COMPILE_DISK_MB"]

@@ -17,7 +17,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from codegym.core.limits import COMPILE_LIMITS, Limits
+from codegym.core.limits import Limits
 
 if TYPE_CHECKING:
     from codegym.sandbox.roots import PythonRoot
@@ -260,4 +260,3 @@ class Sandbox(abc.ABC):
         self.close()
 
 
-__all__ = ["ExecResult", "Build", "RunRequest", "Sandbox", "Limits", "COMPILE_LIMITS", "STATUSES"]

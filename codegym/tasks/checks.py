@@ -13,8 +13,6 @@ from typing import Any
 from codegym.core.yamldoc import Loc
 from codegym.tasks.fields import KINDS, canonical_language, known_languages, language_main_file
 
-__all__ = ["Problem", "fill_defaults", "semantic_errors"]
-
 #: (path, message, path whose line to report or None for `path`)
 Problem = tuple[Loc, str, "Loc | None"]
 

@@ -249,4 +249,3 @@ class CurriculumSampler:
         self._rng.bit_generator.state = state["rng"]
 
 
-__all__ = ["CurriculumSampler", "TaskStats", "family_of", "SIGNALS"]

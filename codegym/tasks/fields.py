@@ -8,9 +8,6 @@ import functools
 
 from codegym.core.languages import LanguageSpec, UnknownLanguageError, get_language, list_languages
 
-__all__ = ["KINDS", "SPLITS", "CHECKER_TYPES", "EXPECTED_VERDICTS", "SUITE_FILE", "SUITE_META_KEY",
-           "canonical_language", "language_main_file", "known_languages"]
-
 KINDS = ("stdio", "function", "script", "repo")
 SPLITS = ("public", "hidden", "perf")
 CHECKER_TYPES = ("exact", "lines", "tokens", "float", "lines_unordered", "sets", "program", "decimal_lines",

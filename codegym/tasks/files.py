@@ -17,8 +17,6 @@ from typing import Any
 
 from codegym.core.yamldoc import Doc, Loc
 
-__all__ = ["inline_files"]
-
 
 def _resolve_ref(doc: Doc, value: Any, loc: Loc) -> Any:
     """``{file: rel}`` -> the file's text; anything else unchanged."""

@@ -24,24 +24,12 @@ from pydantic import ValidationError
 
 from codegym.core.paths import display_path
 from codegym.core.yamlcompose import HARD_CAPS
-from codegym.core.yamldoc import (
-    DEFAULT_CAPS,
-    Caps,
-    Doc,
-    DocError,
-    DocValidationError,
-    Loc,
-    format_path,
-    inside,
-    pydantic_message,
-)
+from codegym.core.yamlcompose import DEFAULT_CAPS, Caps
+from codegym.core.yamldoc import Doc, DocError, DocValidationError, Loc, format_path, inside, pydantic_message
 from codegym.tasks.checks import semantic_errors
 from codegym.tasks.fields import SUITE_FILE, SUITE_META_KEY
 from codegym.tasks.files import inline_files
 from codegym.tasks.schema import CheckerSpec, GeneratorSpec, Task, TestCase
-
-__all__ = ["TaskError", "TaskValidationError", "SuiteDefaults", "load_task", "find_suite_file",
-           "read_suite_file", "suite_root", "default_task_id", "CAP_KEYS", "CAP_HINT"]
 
 #: one problem of a task file (file, line, path, message)
 TaskError = DocError

@@ -25,8 +25,6 @@ import unidiff
 
 from codegym.core.git import git
 
-__all__ = ["SWEError", "patch_paths", "check_patch", "check_relpath", "apply_patch"]
-
 
 class SWEError(ValueError):
     """A repository that cannot be materialised, a patch that does not apply, a bad record."""

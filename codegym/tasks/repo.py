@@ -39,12 +39,6 @@ from codegym.sandbox.repoenv import DEFAULT_INSTALL, PythonEnvSpec, RepoInstall
 from codegym.tasks.patches import SWEError, apply_patch, check_relpath
 from codegym.tasks.schema import Solution
 
-__all__ = [
-    "SWEError", "RepoSource", "repo_source", "materialize", "BaseTree", "base_tree", "git_dir",
-    "SWEData", "swe_data", "env_spec", "repo_install", "gold_patch", "reference_files", "with_reference",
-    "FAIL_TO_PASS", "PASS_TO_PASS", "UNITTEST_COMMAND", "check_commit",
-]
-
 
 #: names of the hidden cases that hold the two SWE-bench test lists
 FAIL_TO_PASS = "FAIL_TO_PASS"

@@ -39,11 +39,6 @@ PERCENTILES = (30, 50, 70)
 #: (the convention of codegym.wrappers.timed)
 CALIBRATION_KEY = "_calibration"
 
-__all__ = ["SIDECAR", "SCHEMA", "PERCENTILES", "SolutionRuntime", "Threshold", "TaskRuntimes",
-           "calibration_workload_hash", "percentile_rank", "thresholds", "suite_dir_of",
-           "sidecar_path_for", "read_sidecar", "write_sidecar", "update_sidecar", "task_entry",
-           "load_runtimes", "runtimes_problem", "perf_runtimes", "CALIBRATION_KEY"]
-
 
 def _sig(x: float | None, digits: int = 6) -> float | None:
     """`x` rounded to `digits` significant digits (keeps the JSON diff-friendly)."""

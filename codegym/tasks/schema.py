@@ -42,9 +42,6 @@ from codegym.tasks.fields import (
     language_main_file,
 )
 
-__all__ = ["Task", "TestCase", "TestSplits", "CheckerSpec", "GeneratorSpec", "PerfSpec", "Solution",
-           "Metadata", "RepoSpec", "Limits", "LangName"]
-
 
 def _canon_or_keep(name: str) -> str:
     # Unknown names are kept so that the semantic check can report them with a line.

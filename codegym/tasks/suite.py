@@ -31,9 +31,6 @@ from codegym.tasks.fields import SUITE_FILE, canonical_language
 from codegym.tasks.load import TaskError, TaskValidationError, find_suite_file, load_task, read_suite_file, suite_root
 from codegym.tasks.schema import Task
 
-__all__ = ["Suite", "SuiteCheck", "load_suite", "list_suites", "tasks_roots", "resolve_suite",
-           "suite_task_files", "check_suite", "ENV_VAR", "CurriculumSampler"]
-
 #: environment variable naming the tasks root(s)
 ENV_VAR = "CODEGYM_TASKS"
 _TASK_SUFFIXES = (".yaml", ".yml")

@@ -302,5 +302,3 @@ class NearTie:
                 "bound": self.bound, "stopped": self.stopped}
 
 
-__all__ = ["MAX_AGE_S", "DRIFT_LIMIT", "KEPT_PASSES", "FUTILITY_ALPHA", "MAX_LOOKS", "Kept", "keep", "stale",
-           "forget_kept", "slowness_now", "Passes", "PassFailed", "measure_passes", "Reference", "Look", "NearTie"]

@@ -132,4 +132,3 @@ class SpikeFilter:
         return reason
 
 
-__all__ = ["HostLoad", "read_host_load", "runs_here", "preempted", "SpikeFilter", "STEAL_SPIKE"]

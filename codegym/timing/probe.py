@@ -150,4 +150,3 @@ def speeds(probes: list[float], probe_ref: float, smooth: int = SMOOTH) -> list[
     return out
 
 
-__all__ = ["PROBE_SOURCE", "probe_applies", "probe_run", "reference", "speeds"]

@@ -179,5 +179,3 @@ def futility_log_wealth(x: Sequence[float], scales: Sequence[float], worth: floa
     return np.cumsum(lam * evidence - 0.5 * (lam * ss) ** 2)
 
 
-__all__ = ["cs_interval", "cs_wealth", "log_wealth_paths", "predictable_scales", "futility_log_wealth", "MAX_BET",
-           "FIRST_BET", "CLIP_SCALES", "PRIOR_SCALE"]

@@ -194,5 +194,3 @@ class FinalReward(ShallowSpec):
         raise NotImplementedError
 
 
-__all__ = ["FinalReward", "ShallowSpec", "env_attr", "add_to_observation", "is_final", "set_component",
-           "perf_cases_judged", "check_perf_split", "merge_reports", "failed_report", "JUDGE_FAILED"]

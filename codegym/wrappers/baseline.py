@@ -178,4 +178,3 @@ def _failed(s: Sampler, looks: Looks, wl: PerfRuns, capped: PerfRuns) -> None:
     raise Unscorable(f"a timed run failed: {s.error}")
 
 
-__all__ = ["kept_passes", "look_at", "Looks", "sample_look", "stop_looks", "clearly_faster", "CLEAR_FACTOR"]

@@ -203,5 +203,3 @@ def bound_failure(bound: SlowBound | None, wl: PerfRuns, capped: PerfRuns, e: Ti
     return None
 
 
-__all__ = ["SlowBound", "BoundReached", "baseline_bound", "bounded_workload", "probe", "judged_seconds",
-           "bound_failure", "MIN_RUN_S"]

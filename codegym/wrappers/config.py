@@ -313,7 +313,3 @@ def wrap_for_suite(env, suite: str | os.PathLike | None = None):
     return apply_reward_wrappers(env, load_reward_config(suite))
 
 
-__all__ = ["WRAPPER_TYPES", "ALIASES", "RewardSpec", "RewardConfigError", "parse_reward_config",
-           "apply_reward_wrappers", "load_reward_config", "wrap_for_suite", "suite_file_for", "REWARD_KEY",
-           "BASE_REWARDS", "SUITE_DEFAULT", "RewardDeclaration", "parse_reward", "load_reward_declaration",
-           "suite_reward", "resolve_reward"]

@@ -154,4 +154,3 @@ class DiffCredit(ShallowSpec, gym.utils.RecordConstructorArgs):
                 "return": g[0] if g else 0.0, "steps": [r.to_dict() for r in self.records]}
 
 
-__all__ = ["DiffCredit", "StepRecord", "UnitRecord", "returns_to_go", "UNIT_FIELDS"]

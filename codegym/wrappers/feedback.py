@@ -117,4 +117,3 @@ def timed_line(details: Mapping[str, Any], confidence: float, than: str = "the b
     return performance_line(perf, stage)
 
 
-__all__ = ["staged_line", "timed_line", "performance_line", "times_x", "STAGE_TEXT"]

@@ -369,7 +369,3 @@ def calibrated_compare(sandbox, comparand: PerfRuns, candidate: PerfRuns, *, aga
 
 
 
-__all__ = ["TimedRunFailed", "PROGRAM_FAILURES", "DISTRIBUTION_SOURCES", "TimingSettings", "Distribution",
-           "ComparisonRecord", "solution_files", "measure_workload",
-           "solution_measurement", "recorded_runtimes", "runtime_distribution", "measurement_field",
-           "measurement_value", "relative_noise", "calibrated_compare", "clear_cache", "keep_for_task"]

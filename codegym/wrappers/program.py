@@ -125,4 +125,3 @@ class FinalProgram:
         return self.report.get("verdict") == "accepted"
 
 
-__all__ = ["FinalProgram", "Bench"]

@@ -65,5 +65,3 @@ def lower_bound_score(rec: ComparisonRecord | None, score_at: Callable[[float], 
     return float(score_at(lo))
 
 
-__all__ = ["MODES", "TRANSFORMS", "AGAINST", "speed_score", "interpolation_position", "interpolation_score",
-           "significantly_faster", "beat_score", "counted_speedup", "lower_bound_score"]

@@ -294,5 +294,3 @@ class DiffSizePenalty(ShallowSpec, gym.utils.RecordConstructorArgs):
         return obs, float(reward) - penalty, terminated, truncated, info
 
 
-__all__ = ["ProgressShaping", "FormatPenalty", "DiffSizePenalty", "DEFAULT_PROTECTED", "diff_paths",
-           "changed_lines", "APPLY_ERROR_PREFIX"]

@@ -379,4 +379,3 @@ def _recorded_ratio(task, metric: str) -> float:
     return tb / tr if tb and tr else 1.0
 
 
-__all__ = ["StagedReward", "StageValues", "PerfTimes", "improvement", "staged_reward"]

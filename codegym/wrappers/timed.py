@@ -331,4 +331,3 @@ def _check_arguments(mode: str, against: str, transform: str, cap: float, percen
     return tuple(pct)
 
 
-__all__ = ["TimedReward", "MODES"]

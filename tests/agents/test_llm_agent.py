@@ -24,7 +24,10 @@ import codegym  # noqa: F401  (registers the env ids)
 from codegym.agents import llm as llm_mod
 from codegym.agents import make_agent
 from codegym.agents.base import task_language_files
-from codegym.agents.llm import LLMAgent, LLMError, parse_spec, response_tokens
+from codegym.agents.llm import LLMAgent
+from codegym.agents.llm_client import LLMError
+from codegym.agents.llm_response import response_tokens
+from codegym.agents.llm_spec import parse_spec
 from codegym.edits.parse import parse_action
 from codegym.edits.render import TOOL_SCHEMAS, render_action
 from codegym.rollout.runner import run_episode

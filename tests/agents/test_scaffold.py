@@ -23,9 +23,9 @@ from _fake_openai import FakeOpenAIServer, Reply
 from _scaffold_model import FAIL_ID, SHELL_SCAFFOLD, SOLVE_ID, programs, scripted_model
 
 from codegym.agents import make_agent
-from codegym.agents.scaffold import load_scaffold_config, make_scaffold_agent, plan_actions
+from codegym.agents.scaffold import make_scaffold_agent
 from codegym.agents.scaffold_box import BoxError, ScaffoldBox
-from codegym.agents.scaffold_run import ScaffoldTurn
+from codegym.agents.scaffold_run import ScaffoldTurn, load_scaffold_config, plan_actions
 from codegym.core.yamldoc import DocValidationError
 from codegym.edits.parse import parse_action
 from codegym.rollout.runner import run_episode

@@ -16,7 +16,8 @@ import tracemalloc
 
 import pytest
 
-from codegym.core.yamldoc import DEFAULT_CAPS, Caps, Doc, parse_yaml
+from codegym.core.yamlcompose import DEFAULT_CAPS, Caps
+from codegym.core.yamldoc import Doc, parse_yaml
 
 
 def bomb(depth: int, width: int = 9) -> str:

@@ -10,16 +10,9 @@ import random
 
 import pytest
 
-from codegym.edits.parse import (
-    EDIT_FORMATS,
-    FORMATS,
-    MAX_ACTION_CHARS,
-    EditBlock,
-    EditSpan,
-    ParsedAction,
-    apply_changes,
-    parse_action,
-)
+from codegym.edits.formats import EDIT_FORMATS, FORMATS
+from codegym.edits.parse import MAX_ACTION_CHARS, apply_changes, parse_action
+from codegym.edits.records import EditBlock, EditSpan, ParsedAction
 from codegym.edits.render import TOOL_SCHEMAS, format_help, render_action, tool_schemas, view_file
 
 MAIN = "def solve(x):\n    return x\n\n\nprint(solve(3))\n"

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from codegym.edits.stores import WorkspaceError, validate_path
 from codegym.edits.textdiff import diff_opcodes, recompose_opcodes, split_lines, unified_diff
-from codegym.edits.workspace import StepDiff, Workspace, WorkspaceError, validate_path
+from codegym.edits.workspace import StepDiff, Workspace
 
 HAS_GIT = shutil.which("git") is not None
 HAS_PATCH = shutil.which("patch") is not None

@@ -14,7 +14,8 @@ import codegym  # noqa: F401 (registers the ids)
 from codegym.agents import BaselineAgent, OracleAgent
 from codegym.edits.formats import EDIT_FORMATS
 from codegym.edits.render import render_action
-from codegym.envs.swe_env import ENV_KWARGS, SWEEnv, extract_repo_tools
+from codegym.envs.repo_tools import extract_repo_tools
+from codegym.envs.swe_env import ENV_KWARGS, SWEEnv
 from codegym.rollout.runner import run_episode
 from codegym.tasks.repo import gold_patch
 

@@ -19,9 +19,10 @@ from _fuzz import budget
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codegym.judge.checkers import CheckResult, FloatChecker, ValueChecker, make_checker
-from codegym.judge.checkers.base import DIFF_MAX
-from codegym.judge.checkers.text import TEXT_CHECKERS
+from codegym.judge.checkers import make_checker
+from codegym.judge.checkers.base import DIFF_MAX, CheckResult
+from codegym.judge.checkers.text import TEXT_CHECKERS, FloatChecker
+from codegym.judge.checkers.values import ValueChecker
 
 NAMES = sorted(TEXT_CHECKERS)
 _tokens = st.one_of(

@@ -27,7 +27,8 @@ from _fuzz import budget
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codegym.core.yamldoc import DEFAULT_CAPS, DocError, parse_yaml
+from codegym.core.yamlcompose import DEFAULT_CAPS
+from codegym.core.yamldoc import DocError, parse_yaml
 from codegym.tasks.load import TaskValidationError, load_task
 
 REPO = Path(__file__).resolve().parents[2]

@@ -25,7 +25,8 @@ from codegym.importers.lcb import LCB_IMPORT_STRING, LCB_PREAMBLE, import_lcb
 from codegym.importers.leetcode import DEEPSEEK_IMPORT_HELPER, DEEPSEEK_PREAMBLE, import_leetcode_contest
 from codegym.importers.multiple import import_multiple
 from codegym.judge import judge
-from codegym.judge.checkers import make_checker, make_value_checker
+from codegym.judge.checkers import make_checker
+from codegym.judge.checkers.values import make_value_checker
 from codegym.sandbox import make_sandbox
 from codegym.tasks.load import load_task
 from codegym.tasks.suite import load_suite
@@ -277,7 +278,7 @@ def test_evalplus_comparison_rules_on_the_host():
     seteq = make_value_checker({"type": "evalplus", "abs_tol": 0, "args": ["set_eq"]})
     assert seteq.check_value((3, 1), [1, 3]).ok
     not_none = make_value_checker({"type": "evalplus", "abs_tol": 0, "args": ["not_none"]})
-    from codegym.judge.checkers import Repr
+    from codegym.judge.checkers.values import Repr
     assert not_none.check_value(True, Repr("<re.Match object>", "Match")).ok and not not_none.check_value(True, None).ok
 
 

@@ -31,16 +31,10 @@ import pytest
 
 import codegym
 from codegym import load_suite
-from codegym.importers.harbor import (
-    EXPORT_KINDS,
-    HarborError,
-    export_harbor,
-    harbor_name,
-    import_harbor,
-    read_harbor_task,
-    run_trial,
-    task_toml,
-)
+from codegym.importers.harbor import EXPORT_KINDS, export_harbor, harbor_name, task_toml
+from codegym.importers.harbor_import import import_harbor
+from codegym.importers.harbor_read import HarborError, read_harbor_task
+from codegym.importers.harbor_trial import run_trial
 from codegym.judge import judge
 from codegym.sandbox import make_sandbox
 

@@ -26,7 +26,7 @@ import pytest
 from _harbor_tasks import ATTACKS, STARTER, docker_ready, good_folder
 
 import codegym.importers.harbor_import as harbor_import
-from codegym.importers.harbor import import_harbor
+from codegym.importers.harbor_import import import_harbor
 from codegym.importers.harbor_read import FolderCaps, HarborError, read_harbor_task, tree_digest
 
 CI = bool(os.environ.get("CI"))

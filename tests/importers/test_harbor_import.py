@@ -28,9 +28,10 @@ from _harbor_tasks import STARTER, TEST_SH, docker_ready, good_folder
 
 from codegym import load_suite
 from codegym.cli.main import main
-from codegym.importers.harbor import import_harbor, read_harbor_task, run_trial
 from codegym.importers.harbor_env import StandIn, plan_environment
-from codegym.importers.harbor_read import HarborError
+from codegym.importers.harbor_import import import_harbor
+from codegym.importers.harbor_read import HarborError, read_harbor_task
+from codegym.importers.harbor_trial import run_trial
 from codegym.judge import judge
 from codegym.sandbox import make_sandbox
 

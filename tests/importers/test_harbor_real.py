@@ -98,7 +98,7 @@ def _extract(git: Path, commit: str, path: str, dest: Path) -> Path:
 def outcome(repo: str, commit: str, path: str, work: Path, network: str | bool = False) -> tuple[str, str]:
     """("imported" | "refused", the notes or the reason) of one real folder, imported into
     ``work/out`` (with `network` as ``--build-network``)."""
-    from codegym.importers.harbor import import_harbor  # noqa: PLC0415 -- also run as a script
+    from codegym.importers.harbor_import import import_harbor  # noqa: PLC0415 -- also run as a script
     git = _mirror(repo)
     src = work / "src"
     src.mkdir(parents=True, exist_ok=True)

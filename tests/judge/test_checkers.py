@@ -7,21 +7,19 @@ import math
 
 import pytest
 
-from codegym.judge.checkers import (
-    CHECKER_VERSION,
+from codegym.judge.checkers import make_checker
+from codegym.judge.checkers.base import CHECKER_VERSION
+from codegym.judge.checkers.program import ProgramChecker
+from codegym.judge.checkers.text import (
     ExactChecker,
     FloatChecker,
     LinesChecker,
     LinesUnorderedChecker,
-    ProgramChecker,
-    Repr,
     SetsChecker,
     TokensChecker,
-    ValueChecker,
-    make_checker,
-    make_value_checker,
     parse_number,
 )
+from codegym.judge.checkers.values import Repr, ValueChecker, make_value_checker
 from codegym.sandbox.types import ExecResult
 
 

@@ -40,7 +40,7 @@ def lsb():
 def labelled(client, **labels) -> list[str]:
     """Ids of the docker backend's containers with these labels (one API call: no
     per-container inspect that could race with a removal)."""
-    from codegym.sandbox.docker import LABEL
+    from codegym.sandbox.containers import LABEL
     flt = [f"{LABEL}=docker"] + [f"{k}={v}" for k, v in labels.items()]
     return [c["Id"] for c in client.api.containers(all=True, filters={"label": flt})]
 
@@ -225,7 +225,8 @@ def test_recycled_after_damage(client) -> None:
 
 @pytest.mark.docker
 def test_recycled_after_max_runs_and_not_shared_between_tasks(client) -> None:
-    from codegym.sandbox.docker import LABEL_SCOPE, DockerSandbox
+    from codegym.sandbox.containers import LABEL_SCOPE
+    from codegym.sandbox.docker import DockerSandbox
     # one container at most: task b can only get one by replacing task a's
     with DockerSandbox(workers=1, max_containers=1, max_runs=2) as sb:
         prog = {"main.py": "print(7)"}
@@ -252,7 +253,8 @@ def test_tasks_without_an_image_of_their_own_share_the_pools_containers(client, 
     verdict does not depend on which task ran before it in that container."""
     from codegym import load_task
     from codegym.judge import judge
-    from codegym.sandbox.docker import LABEL_SCOPE, DockerSandbox
+    from codegym.sandbox.containers import LABEL_SCOPE
+    from codegym.sandbox.docker import DockerSandbox
     tasks = []
     for i in range(4):
         p = tmp_path / f"t{i}.yaml"

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["FORMATS", "EDIT_FORMATS", "check_formats"]
-
 #: every action format, in the order used in messages
 FORMATS: tuple[str, ...] = ("code_block", "unified_diff", "search_replace", "tool_call", "submit")
 #: the formats that can change files

@@ -18,8 +18,6 @@ from codegym.edits.formats import search_replace, tool_call, unified_diff
 from codegym.edits.formats.context import Chunk, Context, Fence, Op, WorkFile
 from codegym.edits.text import ActionError, clean_path, looks_like_filename
 
-__all__ = ["fence_tag", "scan_fences", "read_fence", "add_pathless", "apply_write"]
-
 #: more fence lines (```) than this is an error
 MAX_FENCE_LINES = 2_000
 

@@ -15,8 +15,6 @@ from typing import Any
 from codegym.edits.records import ToolCall
 from codegym.edits.text import ActionError, is_simple_path, looks_like_filename
 
-__all__ = ["MAX_EDITS", "Chunk", "WorkFile", "Fence", "Op", "Context", "trim_final_newline"]
-
 #: more edit operations than this in one action is an error (bounds the work per action)
 MAX_EDITS = 1_000
 _LABEL_PREFIX_RE = re.compile(r"(?:file|path|filename)[ \t]*:[ \t]*", re.I)

@@ -11,8 +11,6 @@ import json.scanner
 import re
 from typing import Any
 
-__all__ = ["LocatedStr", "LocatedDict", "WS_RE", "JSON_DECODER", "read_located", "compose", "plain"]
-
 WS_RE = re.compile(r"[ \t\n\r]*")
 _ESC_RE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.S)
 _SURROGATE_ESC_RE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")

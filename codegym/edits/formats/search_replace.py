@@ -10,8 +10,6 @@ import re
 from codegym.edits.formats.context import MAX_EDITS, Chunk, Context, Fence, Op, WorkFile, trim_final_newline
 from codegym.edits.text import ActionError, clean_path, common_indent, find_all, lines_and_starts, mismatch_hint
 
-__all__ = ["MARKER_LINE_RE", "scan_markers", "has_search", "read_region", "apply_search_replace"]
-
 #: more SEARCH/REPLACE marker lines than this is an error
 MAX_MARKER_LINES = 4 * MAX_EDITS
 _SR_RE = re.compile(r"^(?:(<{5,9}) ?SEARCH|(={5,9})|(>{5,9}) ?REPLACE)[ \t]*$", re.M)

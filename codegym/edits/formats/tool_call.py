@@ -14,9 +14,6 @@ from codegym.edits.formats.jsonpos import JSON_DECODER, WS_RE, LocatedStr, compo
 from codegym.edits.records import ToolCall
 from codegym.edits.text import ActionError, clean_path, lines_and_starts, mismatch_hint, quote
 
-__all__ = ["TOOLS", "TOOL_DOCS", "CALL_EXAMPLE", "TOOL_TAG_RE", "JSON_START_RE", "is_tool_json", "json_values",
-           "read_tag", "add_tool_values", "apply_str_replace", "apply_insert"]
-
 TOOL_TAG_RE = re.compile(r"<tool_call>")
 #: a line of prose that may start a JSON value
 JSON_START_RE = re.compile(r"^[ \t]*[\[{]", re.M)

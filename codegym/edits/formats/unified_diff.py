@@ -11,8 +11,6 @@ from typing import Any
 from codegym.edits.formats.context import MAX_EDITS, Chunk, Context, Op, WorkFile
 from codegym.edits.text import ActionError, clean_path, find_all, lines_and_starts, mismatch_hint, quote
 
-__all__ = ["DIFF_START_RE", "FilePatch", "Hunk", "looks_like_diff", "parse_diff", "add_patch_ops", "apply_patch"]
-
 #: more diff lines than this in one action is an error
 MAX_DIFF_LINES = 50_000
 #: a diff that starts a line of prose: a git header, or a --- line followed by a +++ line

@@ -83,4 +83,3 @@ def spec_get(spec: Any, key: str, default: Any = None) -> Any:
     return getattr(spec, key, default)
 
 
-__all__ = ["CHECKER_VERSION", "DIFF_MAX", "CheckResult", "OK", "Tagged", "clip", "show", "spec_get"]

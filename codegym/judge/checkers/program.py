@@ -149,5 +149,3 @@ class ProgramChecker(Tagged):
         return f"<ProgramChecker {self.tag} {self.language}>"
 
 
-__all__ = ["ProgramChecker", "EXIT_OK", "EXIT_WA", "EXIT_PE", "EXIT_FAIL", "EXIT_PARTIAL", "CHECK_INPUT",
-           "CHECK_OUTPUT", "CHECK_ANSWER"]

@@ -313,7 +313,3 @@ TEXT_CHECKERS: dict[str, type[Checker]] = {
     "sets": SetsChecker,
 }
 
-__all__ = ["Checker", "NormalisedChecker", "ExactChecker", "LinesChecker", "TokensChecker", "FloatChecker",
-           "DecimalLinesChecker",
-           "LinesUnorderedChecker", "SetsChecker", "TEXT_CHECKERS", "token_diff", "line_diff",
-           "parse_number", "floats_close", "CONTEXT"]

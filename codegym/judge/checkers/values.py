@@ -288,5 +288,3 @@ class EvalPlusChecker(Tagged):
         return f"<EvalPlusChecker atol={self.atol} oracle={self.oracle}>"
 
 
-__all__ = ["Repr", "ValueChecker", "make_value_checker", "EvalPlusChecker", "evalplus_ok", "is_floats",
-           "EVALPLUS_RTOL", "EVALPLUS_FLOAT_ATOL", "EVALPLUS_ORACLES"]

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 from codegym.core.limits import Limits
-from codegym.judge.checkers import make_checker, make_value_checker
+from codegym.judge.checkers import make_checker
+from codegym.judge.checkers.values import make_value_checker
 from codegym.judge.testgen import Case
 
 
@@ -34,4 +35,3 @@ def case_checkers(task, value: bool = False) -> Callable[[Case], Any]:
     return checker_for
 
 
-__all__ = ["case_limits", "case_checkers"]

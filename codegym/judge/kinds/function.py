@@ -180,4 +180,3 @@ class _FunctionRun:
                           score=1.0 if r.ok else 0.0, **base)
 
 
-__all__ = ["run_function", "FRAME_STATUSES", "DECODE_ERRORS"]

@@ -32,17 +32,11 @@ from codegym.judge.logs.pytest import django_to_dotted, parse_results
 from codegym.judge.logs.swebench import OfficialParserMissing
 from codegym.judge.report import CaseResult, clip, exec_message, tail
 from codegym.sandbox import make_sandbox
+from codegym.sandbox.envbuild import EnvBuildError
 from codegym.sandbox.envimage import env_image, instance_image
-from codegym.sandbox.repoenv import EnvBuildError, build_env, build_instance, env_root, find_env, find_instance
+from codegym.sandbox.repoenv import build_env, build_instance, env_root, find_env, find_instance
 from codegym.tasks.patches import SWEError, apply_patch, patch_paths
 from codegym.tasks.repo import FAIL_TO_PASS, PASS_TO_PASS, base_tree, env_spec, repo_install, swe_data
-
-__all__ = [
-    "file_of_test_id", "restore_paths", "grading_tree", "CommandRun", "RunEnv", "run_env", "tests_sandbox",
-    "repo_image",
-    "with_setup", "run_commands", "run_command", "evaluate_case", "run_repo_cases", "Resolution", "resolution",
-    "resolution_message",
-]
 
 # =========================================================================== grading tree
 

@@ -141,4 +141,3 @@ def _case_result(c: Case, res, nonce: str, language: str, main_file: str) -> tup
     return CaseResult(status=status, message=clip(msg), **base), msg if status == "compile_error" else None
 
 
-__all__ = ["run_script", "script_failure_status"]

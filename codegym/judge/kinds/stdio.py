@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from codegym.judge.checkers import CheckResult, ProgramChecker
+from codegym.judge.checkers.base import CheckResult
+from codegym.judge.checkers.program import ProgramChecker
 from codegym.judge.kinds.common import case_checkers, case_limits
 from codegym.judge.protocol import unshift_lines, with_preamble
 from codegym.judge.report import STATUS_OF_EXEC, CaseResult, exec_message
@@ -107,4 +108,3 @@ def _check_with_programs(sandbox, cases: list[Case], results: list, out: list[Ca
             cr.message, cr.diff = r.message, r.diff
 
 
-__all__ = ["run_stdio", "stdio_launch", "stdio_build"]

@@ -26,8 +26,6 @@ from codegym.judge.testgen import Case
 from codegym.sandbox.types import ExecResult, Sandbox
 from codegym.tasks.schema import Task
 
-__all__ = ["KIND_RUNNERS", "KindRunner", "KindResult", "RunKind", "build_failed"]
-
 
 @dataclass(frozen=True)
 class KindResult:

@@ -93,4 +93,3 @@ def julia_test_failures(stdout: str, stderr: str = "") -> str | None:
     return None
 
 
-__all__ = ["JuliaTestReport", "julia_test_report", "julia_test_failures"]

@@ -106,4 +106,3 @@ def parse_test_report(output: str, junit_xml: str | None = None) -> TestReport:
     return rep
 
 
-__all__ = ["TestReport", "nodeid_to_junit", "parse_junit", "parse_test_report"]

@@ -21,9 +21,6 @@ from dataclasses import dataclass, field
 from codegym.judge.logs.junit import nodeid_to_junit, parse_junit
 from codegym.judge.logs.swebench import harness_key, harness_statuses, official_statuses
 
-__all__ = ["TestResults", "parse_unittest", "parse_pytest", "parse_results", "django_to_dotted", "strip_ansi",
-           "escape_id", "group_status"]
-
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
 

@@ -20,9 +20,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-__all__ = ["REPO_PARSERS", "parser_for_repo", "official_parser", "official_statuses", "OfficialParserMissing",
-           "harness_key", "harness_statuses"]
-
 #: SWE-bench's parser of each repository it knows (swebench.harness.log_parsers.python);
 #: any other repository's pytest log is read by SWE-bench with ``parse_log_pytest``
 REPO_PARSERS = {

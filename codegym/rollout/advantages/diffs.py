@@ -24,8 +24,6 @@ from codegym.edits.similarity import normalise_lines
 from codegym.rollout.advantages.outcome import field_of, safe_div
 from codegym.rollout.advantages.steps import step_returns, steps_of
 
-__all__ = ["groupability_score", "Occurrence", "Anchor", "DiffAnchors", "diff_anchor_advantages"]
-
 
 def groupability_score(mean_lines: float, n: int, s0: float = 8.0, g0: float = 8.0) -> float:
     """``GS = (1 - exp(-Lbar/s0)) * (1 - exp(-(n-1)/g0))``; 0 for ``n <= 1``."""

@@ -14,9 +14,6 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["grpo", "dr_grpo", "rloo", "reinforce_pp", "reinforce_pp_baseline", "episode_advantages",
-           "field_of", "safe_div"]
-
 
 def field_of(obj: Any, name: str, default: Any = None) -> Any:
     """Attribute or mapping item (records are objects or their dicts)."""

@@ -20,8 +20,6 @@ from codegym.rollout.advantages.outcome import field_of
 from codegym.rollout.advantages.steps import steps_of
 from codegym.rollout.tokens import span_to_token_range, token_char_offsets
 
-__all__ = ["project_to_tokens", "token_advantages"]
-
 
 def _step_offsets(step: Any, decode: Any) -> list[tuple[int, int]] | None:
     """Char offsets of the step's response tokens, or None when the step has no ids."""

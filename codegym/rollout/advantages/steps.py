@@ -18,8 +18,6 @@ import numpy as np
 from codegym.edits.similarity import line_similarity
 from codegym.rollout.advantages.outcome import field_of, safe_div
 
-__all__ = ["discounted_returns", "step_returns", "steps_of", "step_anchor_advantages", "rep_clusters"]
-
 
 def discounted_returns(rewards: Any, gamma: float = 1.0) -> np.ndarray:
     """``G_t = r_t + gamma * G_{t+1}`` (computed backwards, exact for any gamma)."""
