@@ -23,11 +23,11 @@ Which folders run:
   a solution that works outside the working directory). Under a minute once the stand-in
   bases exist (the first run makes them from the Python roots);
 - ``CODEGYM_HARBOR_REAL=all``: every folder of ``sources.json`` without build network
-  (~6 min with ``-n 2`` on 2 cores);
+  (10 min one at a time at load 30 on 2 cores);
 - ``CODEGYM_HARBOR_REAL_NETWORK=host``: besides, the folders whose Dockerfile installs
   packages (``expect_network`` of ``sources.json``) imported with ``--build-network
   host``, the user's opt-in: apt from the Debian mirror, pip with the host's CA bundle
-  (~10 min with ``-n 2``; skipped when PyPI and Debian's mirror do not answer).
+  (36 min one at a time at load 16-40; skipped when PyPI and Debian's mirror do not answer).
 
     python3 tests/importers/test_harbor_real.py [--build-network host]   # the table
 """
