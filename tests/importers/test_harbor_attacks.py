@@ -116,7 +116,7 @@ def test_a_200_mb_working_directory_file_stays_in_the_image_and_memory_stays_low
     # a child's ru_maxrss starts at the peak of the process it was forked from (the kernel carries
     # the old memory's high-water mark across exec), so under a full run it measured the pytest
     # worker (925 MB once) rather than the import
-    script = ("import json\nfrom codegym.importers.harbor import import_harbor\n"
+    script = ("import json\nfrom codegym.importers.harbor_import import import_harbor\n"
               f"res = import_harbor({str(tmp_path / 'big-workdir')!r}, {str(tmp_path / 'out')!r})\n"
               "peak = [int(ln.split()[1]) for ln in open('/proc/self/status') if ln.startswith('VmHWM:')][0]\n"
               "print(json.dumps({'imported': res.imported, 'failed': res.failed, 'notes': res.notes, "
