@@ -78,7 +78,10 @@ def format_path(loc: Iterable[Any]) -> str:
 # --------------------------------------------------------------------------- parsing
 
 
-class YamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml parser when available
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml parser when available
+
+
+class YamlLoader(_BaseLoader):  # type: ignore[valid-type,misc]  # a base chosen at import
     """SafeLoader that reads YAML 1.2 floats: ``1e-6`` is a float, not the string
     PyYAML's YAML 1.1 rules make of it (a silent trap for tolerances and answers)."""
 
@@ -140,7 +143,7 @@ def parse_yaml(text: str, display: str, caps: Caps = DEFAULT_CAPS) -> Parsed:
         errors.append(DocError(display, 1, "", f"YAML error: {e}"))
     except UnicodeError as e:
         line = text[:getattr(e, "start", 0)].count("\n") + 1
-        errors.append(DocError(display, line, "", f"not YAML text: {e.reason}"))
+        errors.append(DocError(display, line, "", f"not YAML text: {getattr(e, 'reason', e)}"))
     except Exception as e:  # noqa: BLE001  a scalar that resolves but cannot be built (2026-13-01)
         bad = _unbuildable_scalar(loader, node)
         line = bad.start_mark.line + 1 if bad is not None else 1

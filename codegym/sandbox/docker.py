@@ -91,7 +91,7 @@ def connect(timeout: float, pool: int):
             "DOCKER_HOST, or use make_sandbox('local').") from None
 
 
-class DockerSandbox(ServerSandbox):
+class DockerSandbox(ServerSandbox[ContainerSlot]):
     """Fork servers in a pool of long-lived containers; see the module docstring.
 
     workers              executions at once (default: CPU count)
@@ -157,7 +157,7 @@ class DockerSandbox(ServerSandbox):
     # ----- state (re-created in a forked child)
 
     @property
-    def _closed(self) -> bool:
+    def closed(self) -> bool:
         return self._pool.closed
 
     def _init_state(self, forked: bool = False) -> None:
@@ -252,7 +252,7 @@ class DockerSandbox(ServerSandbox):
             ticket = self._tickets
             self._tickets += 1
             while True:
-                if self._closed:
+                if self.closed:
                     raise RuntimeError("the sandbox is closed")
                 if ticket == self._serving and self._running < self.workers:
                     slot = self._pick(disk_mb, phase, want)

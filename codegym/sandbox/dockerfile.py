@@ -148,7 +148,7 @@ def _expand(value: str, env: dict[str, str], where: str, line: int) -> str:
 
 
 def _args_defaults(args: str) -> dict[str, str]:
-    out = {}
+    out: dict[str, str] = {}
     for tok in args.split():
         name, eq, val = tok.partition("=")
         if re.fullmatch(r"\w+", name):
@@ -158,7 +158,7 @@ def _args_defaults(args: str) -> dict[str, str]:
 
 def _flags(args: str) -> tuple[list[tuple[str, str]], str]:
     """(--flag=value pairs, the rest) of an instruction's arguments."""
-    flags = []
+    flags: list[tuple[str, str]] = []
     rest = args
     while True:
         m = re.match(r"--([a-zA-Z-]+)(?:=(\S*))?\s*", rest)

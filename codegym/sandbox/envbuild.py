@@ -227,8 +227,9 @@ def _read_until(p: subprocess.Popen, timeout: float) -> tuple[bool, str]:
     size = [0]
 
     def pump() -> None:
-        assert p.stdout is not None
-        for b in iter(lambda: p.stdout.read(65536), b""):
+        out = p.stdout
+        assert out is not None
+        for b in iter(lambda: out.read(65536), b""):
             chunks.append(b)
             size[0] += len(b)
             while size[0] > (1 << 20) and len(chunks) > 1:

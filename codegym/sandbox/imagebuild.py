@@ -47,6 +47,13 @@ def _tail(log: list[str], n: int = 4) -> str:
     return " | ".join(lines[-n:])
 
 
+def _network_mode(network: bool | str) -> str:
+    """Docker's network mode of a build: False "none", True "bridge", else as named."""
+    if isinstance(network, bool):
+        return "bridge" if network else "none"
+    return network
+
+
 def build_image(tag: str, *, path: str | None = None, fileobj: Any = None, dockerfile: str | None = None,
                 labels: dict[str, str] | None = None, network: bool | str = False,
                 timeout_s: float = DEFAULT_BUILD_TIMEOUT_S,
@@ -69,7 +76,7 @@ def build_image(tag: str, *, path: str | None = None, fileobj: Any = None, docke
                 while chunk := fileobj.read(1 << 20):
                     f.write(chunk)
         spec = {"tag": tag, "path": path, "tar": tmp, "dockerfile": dockerfile, "labels": labels or {},
-                "network": {False: "none", True: "bridge"}.get(network, network), "files": files or {},
+                "network": _network_mode(network), "files": files or {},
                 "buildargs": buildargs or {}}
         return _run_child(spec, timeout_s, progress)
     finally:

@@ -27,6 +27,7 @@ import threading
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from codegym.core.languages import SANDBOX_PATH, LanguageSpec, python_path
 from codegym.core.limits import Limits
@@ -110,13 +111,15 @@ class ProcessSlot(Slot):
             kw = {"user": self.uid, "group": self.uid, "extra_groups": []}
         # PR_SET_PDEATHSIG (bwrap --die-with-parent, and the server itself) fires when
         # the *thread* that forked exits, so every slot is spawned by one long-lived thread
-        fut = sb._spawner.submit(subprocess.Popen, argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        fut = sb._spawner.submit(subprocess.Popen, argv, stdin=subprocess.PIPE,  # type: ignore[arg-type]
+                                 stdout=subprocess.PIPE,
                                  stderr=None if os.environ.get("CODEGYM_SANDBOX_DEBUG") else subprocess.DEVNULL,
                                  env=env, cwd=cwd, start_new_session=True, close_fds=True, **kw)
         try:
             self.proc = fut.result()
         except (OSError, subprocess.SubprocessError) as e:
             raise SlotStartError(f"cannot start sandbox slot: {e}") from None
+        assert self.proc.stdin is not None and self.proc.stdout is not None  # (pipes asked)
         self.conn = Conn(self.proc.stdin.fileno(), self.proc.stdout.fileno())
         self.disk_mb = disk_mb
         source = server_source()
@@ -191,7 +194,8 @@ class ProcessSlot(Slot):
     def forget(self) -> None:
         for f in (self.proc.stdin, self.proc.stdout) if self.proc else ():
             try:
-                f.close()
+                if f is not None:
+                    f.close()
             except OSError:
                 pass
         if self.uid_lock is not None:
@@ -204,7 +208,7 @@ class ProcessSlot(Slot):
             self.uid = None
 
 
-class LocalSandbox(ServerSandbox):
+class LocalSandbox(ServerSandbox[ProcessSlot]):
     """Fork-server slots on this machine; see the module docstring.
 
     workers    number of slots (default: os.cpu_count())
@@ -242,7 +246,9 @@ class LocalSandbox(ServerSandbox):
             self._python = self.root.python
             exe = self.root.host_path(self._python)
         else:
-            self._python = exe = python or python_path()
+            assert not isinstance(python, PythonRoot)  # (a root is self.root)
+            self._python = python or python_path()
+            exe = Path(self._python)
         if not os.path.isfile(exe):
             raise RuntimeError(f"the sandbox needs a Python interpreter at {exe} (set CODEGYM_PYTHON)")
         if isolation in ("auto", "bwrap"):
@@ -359,6 +365,10 @@ class LocalSandbox(ServerSandbox):
             return None
         return (f"language {spec.name!r} is not in the Python {self.root.version} root "
                 f"({', '.join(f'`{t}`' for t in missing)} not found); the roots hold Python, gcc and g++")
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def close(self) -> None:
         """Kill every slot (and with it its namespace) and remove the build store."""

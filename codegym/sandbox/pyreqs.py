@@ -74,7 +74,7 @@ def check_requirements(items: Iterable[str], trusted: bool | Iterable[str] = Fal
     allowed = set(trusted) if not isinstance(trusted, bool) else None
     out = []
     for item in items:
-        out.append(check_requirement(item, trusted if allowed is None else item in allowed))
+        out.append(check_requirement(item, bool(trusted) if allowed is None else item in allowed))
     return tuple(out)
 
 

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import collections
 import os
+import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
+from typing import Generic, TypeVar
 
 from codegym.core.languages import LanguageSpec
 from codegym.core.limits import COMPILE_LIMITS, Limits
@@ -34,7 +37,11 @@ PIPELINE = 2
 FAULT_RETRIES = 2
 
 
-class ServerSandbox(Sandbox):
+#: the slot type of a backend
+S = TypeVar("S", bound=Slot)
+
+
+class ServerSandbox(Sandbox, Generic[S]):
     """The shared part of the fork-server backends; see the module docstring.
 
     Subclasses set `workers`, `pipeline`, `isolation`, `stats` (a Counter: compiles,
@@ -47,18 +54,19 @@ class ServerSandbox(Sandbox):
     fault_retries: int = FAULT_RETRIES
     stats: collections.Counter
     _root: bool = False
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
+    _pid: int
+    _lock: threading.Lock
+    _ids: int
+    _slots: list[S]
+    _finalizer: weakref.finalize
 
     # ----- what a subclass provides
 
-    def _take(self, disk_mb: int, phase: str) -> Slot:
+    def _take(self, disk_mb: int, phase: str) -> S:
         """A free slot (callers are served in the order they asked)."""
         raise NotImplementedError
 
-    def _give(self, slot: Slot) -> None:
+    def _give(self, slot: S) -> None:
         raise NotImplementedError
 
     def _init_state(self, forked: bool = False) -> None:
@@ -68,7 +76,7 @@ class ServerSandbox(Sandbox):
 
     def _check_fork(self) -> None:
         """Raise when closed; in a forked child, let go of the parent's slots and start afresh."""
-        if self._closed:
+        if self.closed:
             raise RuntimeError("the sandbox is closed")
         if os.getpid() != self._pid:
             # a forked child must not talk to its parent's servers nor remove its store:
@@ -355,6 +363,7 @@ class RequestStream:
         sb = self.sb
         while len(self.queued) < sb.pipeline and self.claim_next():
             nxt = self.nxt
+            assert nxt is not None  # (claimed)
             lim = nxt[3]
             if self.slot is not None and not self.slot.fits(lim.disk_mb, "run"):
                 if self.queued:
@@ -388,6 +397,7 @@ class RequestStream:
         i, header, blobs, lim = self.queued.popleft()
         res, ok = self.sb._stream_answer(self.slot, header, lim)
         if ok:
+            assert res is not None  # (an answer read whole)
             self.done(i, res)
             return
         self.drop_slot()

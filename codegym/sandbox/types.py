@@ -162,7 +162,7 @@ class Sandbox(abc.ABC):
         results: list[ExecResult | None] = [None] * n
         if n == 0:
             return results
-        state = {"next": 0, "stop": False, "error": None}
+        state: dict[str, Any] = {"next": 0, "stop": False, "error": None}
         lock = threading.Lock()
 
         def claim() -> int | None:

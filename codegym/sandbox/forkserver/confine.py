@@ -147,6 +147,7 @@ def _seccomp_program(machine: str, guard_pid: int | None = None) -> bytes | None
     for nr, err in block.items():
         body.append(("jeq", nr, "eperm" if err == EPERM else "enosys"))
     for nr, kind in rules.items():
+        assert guard_pid is not None  # (rules only with a guard)
         bad = [guard_pid]
         if kind == "pid":  # the server, its process group, every process
             bad += [(-guard_pid) & 0xFFFFFFFF, 0xFFFFFFFF]

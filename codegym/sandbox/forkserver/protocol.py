@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import struct
+from collections.abc import Sequence
 
 #: bump when the frame layout or the request/response fields change
 PROTOCOL = 3
@@ -40,8 +41,8 @@ def pack_frame(header: dict, blobs: list[bytes] | tuple = ()) -> list[bytes]:
     return [HEADER.pack(MAGIC, len(raw)) + raw, *blobs]
 
 
-def write_all(fd: int, bufs: list[bytes]) -> None:
-    bufs = [memoryview(b) for b in bufs if len(b)]
+def write_all(fd: int, chunks: Sequence[bytes | memoryview]) -> None:
+    bufs = [memoryview(b) for b in chunks if len(b)]
     while bufs:
         n = os.writev(fd, bufs[:64])
         while n and bufs:

@@ -42,12 +42,12 @@ def make_stream(fd: int, write: bool, errors: str, line_buffering: bool, name: s
     import io  # noqa: PLC0415
     buf = open(fd, "wb" if write else "rb", buffering=-1, closefd=False)
     try:
-        buf.raw.name = name
+        buf.raw.name = name  # type: ignore[attr-defined]
     except AttributeError:
         pass
     s = io.TextIOWrapper(buf, encoding="utf-8", errors=errors, newline="\n",
                          line_buffering=line_buffering, write_through=False)
-    s.mode = "w" if write else "r"
+    s.mode = "w" if write else "r"  # type: ignore[misc]
     return s
 
 
@@ -140,7 +140,7 @@ def python_process_state(argv: list[str], streams=None) -> None:
         sys.excepthook = sys.__excepthook__
     if streams is not None and (sys.stdout is not streams[1] or sys.__stderr__ is not streams[2]):
         sys.stdin, sys.stdout, sys.stderr = streams
-        sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
+        sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams  # type: ignore[misc]
 
 
 def main_module(path: str, loader=None):
@@ -188,7 +188,7 @@ def run_python_main(path: str, argv: list[str], code, streams) -> int:
         if code is not None or source is not None:
             try:
                 if code is None:
-                    code = compile(source, path, "exec", dont_inherit=True)
+                    code = compile(source, path, "exec", dont_inherit=True)  # type: ignore[arg-type]
                 exec(code, main.__dict__)
             except SystemExit as e:
                 code_ = _exit_code_of(e)
@@ -267,7 +267,7 @@ class PythonPrep:
     def wanted(names, local: frozenset) -> list[str]:
         """The PRELOAD modules among `names` (``a.b`` also names ``a``) that are not the
         program's own (`local`), not imported yet, in a stable order."""
-        out = set()
+        out: set[str] = set()
         for name in names:
             if not isinstance(name, str):
                 continue

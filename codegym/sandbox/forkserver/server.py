@@ -239,7 +239,7 @@ class Server:
 
     def finish(self, resp: dict, blobs: list[bytes], killed: bool = False) -> tuple[dict, list[bytes]]:
         if not killed:  # (execute kills and reaps everything as soon as the program ends)
-            self.kill_everything()
+            kill_everything(self.pid1, self.kill_all)
         try:
             for d in [self.box, *self.tmp_dirs]:
                 wipe(d)
@@ -375,7 +375,8 @@ class Server:
                 os.close(fd)
         return streams
 
-    def child(self, hdr: dict, plan: list, x_w: int, prep, streams, drop=None) -> int:
+    def child(self, hdr: dict, plan: list, x_w: int, prep: tuple[str, list[str], object] | None, streams,
+              drop=None) -> int:
         os.setsid()
         if x_w >= 0:
             close_fds(3, x_w)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import resource
 import select
 import signal
 import time
@@ -37,7 +38,9 @@ class Watch:
         self.bufs = {out_r: bytearray(), err_r: bytearray()}
         self.trunc = {out_r: False, err_r: False}
         self.killed: str | None = None
-        self.status = self.rusage = self.pidfd = None
+        self.status: int | None = None
+        self.rusage: resource.struct_rusage | None = None
+        self.pidfd: int | None = None
         self.poller = select.poll()
         for fd in (out_r, err_r):
             self.poller.register(fd, select.POLLIN)
@@ -69,7 +72,7 @@ class Watch:
             # wait for the exit alone, then one drain, spares the wakeups on each write,
             # which come while the program lives and copy every page this process
             # touches (a writer that fills a pipe meanwhile waits at most FIRST_WAIT).
-            first.register(pidfd, select.POLLIN)
+            first.register(pidfd, select.POLLIN)  # type: ignore[arg-type]
             exited = bool(first.poll(max(1, int(min(FIRST_WAIT, wall) * 1000))))
         while not exited:
             now = time.monotonic()
@@ -145,6 +148,7 @@ class Watch:
     def facts(self, other_cpu: float, other_rss: int, exec_error: str | None) -> dict:
         """The answer's raw facts; `other_*`: the run's other processes (`kill_everything`)."""
         status, rusage = self.status, self.rusage
+        assert status is not None and rusage is not None  # (after `run`)
         return {
             "op": "result",
             "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
