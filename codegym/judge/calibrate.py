@@ -25,8 +25,9 @@ from typing import Any
 from codegym.judge.perf import perf_workload
 from codegym.judge.run import judge
 from codegym.sandbox import make_sandbox
+from codegym.sandbox.types import Sandbox
 from codegym.tasks.runtimes import SolutionRuntime, TaskRuntimes, suite_dir_of
-from codegym.tasks.schema import STARTER
+from codegym.tasks.schema import STARTER, Task
 from codegym.timing import DEFAULT_MIN_OF, UnsupportedMetricError, measure
 
 #: a baseline should be at least this many times slower than its reference (RLPF tasks)
@@ -148,7 +149,7 @@ class TaskCalibration:
 # =========================================================================== measuring
 
 
-def _members(task) -> list[tuple[str, str, dict, str, str]]:
+def _members(task: Task) -> list[tuple[str, str, dict, str, str]]:
     """[(name, language, files, role, expect)] of the solutions to calibrate, the
     reference first and the baseline last (then: everything else by name)."""
     base = task.baseline_name
@@ -171,7 +172,7 @@ def _first_failure(rep) -> str:
     return rep.message or rep.compile_output[:200]
 
 
-def calibrate_task(task, sandbox=None, *, metric: str | None = None, repeats: int | None = None,
+def calibrate_task(task: Task, sandbox: Sandbox | None = None, *, metric: str | None = None, repeats: int | None = None,
                    warmups: int | None = None, min_of: int | None = None,
                    max_repeats: int | None = None, budget_s: float = DEFAULT_BUDGET_S,
                    target_rel_ci: float = 0.02, log: Log | None = None) -> TaskCalibration:
@@ -210,7 +211,7 @@ def calibrate_task(task, sandbox=None, *, metric: str | None = None, repeats: in
         pass_cpu = _judge_solution(task, s, files, sandbox)
         if s.verdict == "accepted":
             k = 1 if min_of is None and metric != "instructions" and pass_cpu > AUTO_MIN_OF_S else k_default
-            _measure_solution(task, s, files, sandbox, min_of=k, **settings)
+            _measure_solution(task, s, files, sandbox, min_of=k, **settings)  # type: ignore[arg-type]
         s.elapsed_s = time.monotonic() - ts
         say(solution_line(task.id, s, metric))
     cal.record = _record(task, cal, metric, min_of=min_of, warmups=warmups, repeats=repeats)
@@ -218,7 +219,7 @@ def calibrate_task(task, sandbox=None, *, metric: str | None = None, repeats: in
     return cal
 
 
-def _judge_solution(task, s: SolutionResult, files: dict, sandbox) -> float:
+def _judge_solution(task: Task, s: SolutionResult, files: dict, sandbox: Sandbox) -> float:
     """Judge solution `s` on the perf split (its verdict and message go into `s`); returns
     the CPU seconds of the judged pass."""
     try:
@@ -232,7 +233,7 @@ def _judge_solution(task, s: SolutionResult, files: dict, sandbox) -> float:
     return sum(c.time_s for c in rep.cases)
 
 
-def _measure_solution(task, s: SolutionResult, files: dict, sandbox, *, metric: str, **settings) -> None:
+def _measure_solution(task: Task, s: SolutionResult, files: dict, sandbox: Sandbox, *, metric: str, **settings) -> None:
     """Measure accepted solution `s` (its measurement, or why there is none, go into `s`)."""
     try:
         runs = perf_workload(task, files, s.language, sandbox)
@@ -250,7 +251,7 @@ def _measure_solution(task, s: SolutionResult, files: dict, sandbox, *, metric: 
         s.measurement = None  # no normalised value: not comparable, keep it out
 
 
-def _record(task, cal: TaskCalibration, metric: str, *, min_of: int | None, warmups: int,
+def _record(task: Task, cal: TaskCalibration, metric: str, *, min_of: int | None, warmups: int,
             repeats: int) -> TaskRuntimes | None:
     """The runtime distribution of the measured solutions (None: none was measured)."""
     measured = {s.name: SolutionRuntime.from_measurement(s.language, s.measurement)

@@ -23,9 +23,10 @@ from codegym.judge.perf import measure_report
 from codegym.judge.report import CaseResult, JudgeReport
 from codegym.judge.testgen import Case
 from codegym.sandbox.types import Build, ExecResult, RunRequest, Sandbox
+from codegym.tasks.schema import Task
 
 
-def splits(sandbox: Any, task: Any, cases: Sequence[Case]) -> bool:
+def splits(sandbox: Sandbox, task: Task, cases: Sequence[Case]) -> bool:
     """True when this judge runs its cases split over the sandbox's workers."""
     least = sandbox.split_min_cases
     return task.kind == "stdio" and least is not None and len(cases) >= least and int(sandbox.workers or 1) > 1
@@ -79,9 +80,9 @@ class _Stoppable(Sandbox):
         return self.inner.run_many(build, requests, limits=limits, stop=stop_here)
 
 
-def run_chunk(chunk: tuple[int, list[Case]], task: Any, files: Mapping[str, Any], language: str,
+def run_chunk(chunk: tuple[int, list[Case]], task: Task, files: Mapping[str, Any], language: str,
               argv: Sequence[str], extra: Mapping[str, Any] | None, early_exit: bool, *, stop: Any,
-              sandbox: Any) -> tuple[list[CaseResult | None], dict[str, Any]]:
+              sandbox: Sandbox) -> tuple[list[CaseResult | None], dict[str, Any]]:
     """One chunk on a worker: its cases run with the worker's sandbox (see the module
     docstring); returns (results, info: where, cases run, stopped, seconds)."""
     t0 = time.monotonic()
@@ -113,8 +114,8 @@ def _gave_up(cases: list[Case], why: str) -> list[CaseResult | None]:
     return [CaseResult(c.index, c.name, "sandbox_error", c.split, message=msg, weight=c.weight) for c in cases]
 
 
-def run_split(task: Any, files: Mapping[str, Any], language: str, argv: Sequence[str],
-              extra: Mapping[str, Any] | None, cases: list[Case], sandbox: Any,
+def run_split(task: Task, files: Mapping[str, Any], language: str, argv: Sequence[str],
+              extra: Mapping[str, Any] | None, cases: list[Case], sandbox: Sandbox,
               early_exit: bool) -> list[CaseResult | None]:
     """Every case's result (None: not run), the cases run in chunks on the sandbox's
     workers (one chunk per worker slot); see the module docstring."""
@@ -129,15 +130,15 @@ def run_split(task: Any, files: Mapping[str, Any], language: str, argv: Sequence
     return out
 
 
-def _measure_on_worker(rep: JudgeReport, task: Any, files: Mapping[str, Any], cases: list[Case], language: str,
-                       argv: Sequence[str], extra: Mapping[str, Any] | None, *, sandbox: Any) -> JudgeReport:
+def _measure_on_worker(rep: JudgeReport, task: Task, files: Mapping[str, Any], cases: list[Case], language: str,
+                       argv: Sequence[str], extra: Mapping[str, Any] | None, *, sandbox: Sandbox) -> JudgeReport:
     build = stdio_build(sandbox, language, files, extra)
     measure_report(rep, task, files, cases, list(rep.cases), sandbox, language, build)
     return rep
 
 
-def measure_split(rep: JudgeReport, task: Any, files: Mapping[str, Any], cases: list[Case], language: str,
-                  argv: Sequence[str], extra: Mapping[str, Any] | None, sandbox: Any) -> JudgeReport:
+def measure_split(rep: JudgeReport, task: Task, files: Mapping[str, Any], cases: list[Case], language: str,
+                  argv: Sequence[str], extra: Mapping[str, Any] | None, sandbox: Sandbox) -> JudgeReport:
     """`measure_report` of an accepted program run whole on one worker (a measurement's
     runs all on one machine); the worker's report (timing, and a verdict a failed timed
     run changed) is returned."""

@@ -35,7 +35,9 @@ from codegym.judge.protocol import (
 from codegym.judge.report import MESSAGE_MAX, CaseResult, JudgeReport, clip, finish_report
 from codegym.judge.testgen import Case, TestgenError, materialize
 from codegym.sandbox import RunRequest
+from codegym.sandbox.types import Sandbox
 from codegym.tasks.fields import canonical_language
+from codegym.tasks.schema import Task
 from codegym.timing import measure
 
 
@@ -102,7 +104,7 @@ def files_key(files: Mapping[str, Any]) -> str:
     return digest.hexdigest()
 
 
-def perf_runs(task, files: Mapping[str, Any], sandbox, language: str | None = None,
+def perf_runs(task: Task, files: Mapping[str, Any], sandbox: Sandbox, language: str | None = None,
               cases: Sequence[Case] | None = None, build=None) -> PerfRuns:
     """The runs that time `files` on `cases` (default: the task's perf split, or its hidden
     split when it has no perf cases), and a verifier of their outputs: each run's output
@@ -113,7 +115,7 @@ def perf_runs(task, files: Mapping[str, Any], sandbox, language: str | None = No
     main_file = task.main_file_for(lang) or ""
     if cases is None:
         cases = materialize(task, "perf", sandbox) or materialize(task, "hidden", sandbox)
-    runs = PerfRuns(language=lang, build=build, inputs=[], limits=task.limits, verify=None,
+    runs = PerfRuns(language=lang, build=build, inputs=[], limits=task.limits, verify=None,  # type: ignore[arg-type]
                     files_key=files_key(files), cases=list(cases))
     if task.kind == "stdio":
         _stdio_runs(runs, task, files, sandbox, main_file)
@@ -124,7 +126,7 @@ def perf_runs(task, files: Mapping[str, Any], sandbox, language: str | None = No
     return runs
 
 
-def _stdio_runs(runs: PerfRuns, task, files: Mapping[str, Any], sandbox, main_file: str) -> None:
+def _stdio_runs(runs: PerfRuns, task: Task, files: Mapping[str, Any], sandbox: Sandbox, main_file: str) -> None:
     cases, lock = runs.cases, threading.Lock()
     argv, extra = stdio_launch(runs.language, files, main_file, task.preamble)
     if runs.build is None:
@@ -156,7 +158,7 @@ def _stdio_runs(runs: PerfRuns, task, files: Mapping[str, Any], sandbox, main_fi
     runs.verify = verify
 
 
-def _function_runs(runs: PerfRuns, task, files: Mapping[str, Any], sandbox, main_file: str) -> None:
+def _function_runs(runs: PerfRuns, task: Task, files: Mapping[str, Any], sandbox: Sandbox, main_file: str) -> None:
     cases, lim, lock = runs.cases, task.limits, threading.Lock()
     if runs.build is None:
         runs.build = sandbox.build("python", {"main.py": FUNCTION_DRIVER})
@@ -164,7 +166,7 @@ def _function_runs(runs: PerfRuns, task, files: Mapping[str, Any], sandbox, main
     nonce = new_nonce()
     per_case = [case_limits(task, c) for c in cases]
     body = function_request(
-        nonce, main_file, task.entry_point,
+        nonce, main_file, task.entry_point,  # type: ignore[arg-type]
         [(i, list(c.args or []), dict(c.kwargs or {}), cl.time_s, cl.wall())
          for i, (c, cl) in enumerate(zip(cases, per_case))], import_time=lim.time_s, stop_on_error=True,
         cap=value_cap(lim), preamble=task.preamble)
@@ -189,13 +191,13 @@ def _function_runs(runs: PerfRuns, task, files: Mapping[str, Any], sandbox, main
                 wrong = None if r.ok else (r.message or r.diff or "wrong answer")
             with lock:
                 vseen[key] = wrong
-        return wrong
+        return wrong  # type: ignore[return-value]
 
     def verify(i: int, res) -> tuple[str, str] | None:
         frames = parse_function_frames(res.stdout, nonce)
         if frames.import_error is not None:
             kind = frames.import_error.get("import")
-            status = {"timeout": "timeout", "memory_limit": "memory_limit"}.get(kind, "runtime_error")
+            status = {"timeout": "timeout", "memory_limit": "memory_limit"}.get(kind, "runtime_error")  # type: ignore[arg-type]
             return runs.reject(0, status, f"import failed: {frames.import_error.get('e', '')}")
         for k in range(len(cases)):
             fr = frames.results.get(k)
@@ -212,7 +214,7 @@ def _function_runs(runs: PerfRuns, task, files: Mapping[str, Any], sandbox, main
     runs.verify = verify
 
 
-def perf_workload(task, files: Mapping[str, Any], language: str, sandbox) -> PerfRuns:
+def perf_workload(task: Task, files: Mapping[str, Any], language: str, sandbox: Sandbox) -> PerfRuns:
     """The runs that time `files` on the task's perf split (hidden split if it has no perf
     cases), every timed output checked (`perf_runs`). Raises `Unscorable` for task kinds
     that have no timed form (script, repo), a split that cannot be materialised or is
@@ -234,7 +236,7 @@ def perf_workload(task, files: Mapping[str, Any], language: str, sandbox) -> Per
     return runs
 
 
-def measure_report(rep: JudgeReport, task, files, cases: list[Case], results: list, sandbox, lang: str,
+def measure_report(rep: JudgeReport, task: Task, files, cases: list[Case], results: list, sandbox: Sandbox, lang: str,
                    build) -> None:
     """Measure an accepted program on its perf cases (``timing=True``) into ``rep.timing``.
     A timed run that fails -- its output is wrong, or it does not end ok -- fails its case

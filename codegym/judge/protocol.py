@@ -96,7 +96,7 @@ def function_request(nonce: str, main_file: str, entry: str,
     rows = [list(c) for c in cases]
     tagged = not all(is_json_plain(r[1]) and is_json_plain(r[2]) for r in rows)
     if tagged:
-        rows = [[r[0], encode_value(list(r[1])), encode_value(dict(r[2])), *r[3:]] for r in rows]
+        rows = [[r[0], encode_value(list(r[1])), encode_value(dict(r[2])), *r[3:]] for r in rows]  # type: ignore[call-overload]
     body: dict[str, Any] = {
         "nonce": nonce, "path": f"{SOLUTION_DIR}/{main_file}", "module": module_name_for(main_file),
         "entry": entry, "cases": rows, "import_time": import_time,
@@ -397,7 +397,7 @@ def analyse_test_code(code: str) -> tuple[bool, list[str]]:
             imports.append(n.module)
             imports.extend(f"{n.module}.{a.name}" for a in n.names if a.name != "*")
     seen = set()
-    uniq = [m for m in imports if not (m in seen or seen.add(m))]
+    uniq = [m for m in imports if not (m in seen or seen.add(m))]  # type: ignore[func-returns-value]
     return defines and not calls, uniq
 
 
@@ -409,7 +409,7 @@ def implicit_modules(code: str) -> list[str]:
         tree = parse_python(code)
     except SyntaxError:
         return []
-    loads, bound = set(), set()
+    loads, bound = set(), set()  # type: ignore[var-annotated]
     for n in ast.walk(tree):
         if isinstance(n, ast.Name):
             (loads if isinstance(n.ctx, ast.Load) else bound).add(n.id)

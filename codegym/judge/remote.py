@@ -13,21 +13,23 @@ from typing import Any
 
 from codegym.judge.report import JudgeReport
 from codegym.judge.run import judge
+from codegym.sandbox.types import Sandbox
+from codegym.tasks.schema import Task
 
 
-def judge_remote(sandbox: Any, task: Any, files: Mapping[str, str | bytes], split: str = "hidden",
+def judge_remote(sandbox: Sandbox, task: Task, files: Mapping[str, str | bytes], split: str = "hidden",
                  timing: bool = False, early_exit: bool = False, language: str | None = None) -> JudgeReport:
     """`judge` run whole on one worker of `sandbox` (which has ``remote_call``); same arguments."""
     kw = {"split": split, "timing": timing, "early_exit": early_exit, "language": language}
     return sandbox.remote_call(judge, task, dict(files), on_give_up=lambda why: _gave_up(task, kw, why), **kw)
 
 
-def judge_async(sandbox: Any, task: Any, files: Mapping[str, str | bytes], **kw: Any) -> Future:
+def judge_async(sandbox: Sandbox, task: Task, files: Mapping[str, str | bytes], **kw: Any) -> Future:
     """`judge_remote` in the background: a future of the JudgeReport."""
     return sandbox.remote_async(judge, task, dict(files), on_give_up=lambda why: _gave_up(task, kw, why), **kw)
 
 
-def _gave_up(task: Any, kw: Mapping[str, Any], why: str) -> JudgeReport:
+def _gave_up(task: Task, kw: Mapping[str, Any], why: str) -> JudgeReport:
     return JudgeReport(verdict="sandbox_error", passed=0, total=0, stage="ran", progress=0.5,
                        task_id=task.id, task_hash=task.content_hash, split=kw.get("split", "hidden"),
                        language=kw.get("language") or task.language,

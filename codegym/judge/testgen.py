@@ -37,6 +37,8 @@ from codegym.judge.protocol import (
 )
 from codegym.sandbox import RunRequest, make_sandbox
 from codegym.sandbox.launcher import LAUNCHER, hidden_files
+from codegym.sandbox.types import Sandbox
+from codegym.tasks.schema import Task
 
 #: bump when the cached formats change (part of the cache directory name)
 CACHE_FORMAT = 1
@@ -178,7 +180,7 @@ def _store(kind: str, key: str, ext: str, text: str) -> None:
 # --------------------------------------------------------------------------- materialisation
 
 
-def _label(task, split: str, pos: int, case) -> str:
+def _label(task: Task, split: str, pos: int, case) -> str:
     return f"{task.id}: {split}[{pos}]" + (f" ({case.name})" if getattr(case, "name", None) else "")
 
 
@@ -195,13 +197,13 @@ def _describe_failure(res) -> str:
     return msg + (f"\n{detail}" if detail else "")
 
 
-def _sandbox(sandbox):
+def _sandbox(sandbox: Sandbox):
     if sandbox is not None:
         return sandbox
     return make_sandbox()
 
 
-def _generate(task, todo: list[tuple[str, int, Any, Any]], sandbox) -> dict[str, str]:
+def _generate(task: Task, todo: list[tuple[str, int, Any, Any]], sandbox: Sandbox) -> dict[str, str]:
     """Run the generators of `todo` [(split, pos, case, gen)] not yet cached; key -> input."""
     out: dict[str, str] = {}
     groups: dict[tuple[str, str], list] = {}
@@ -249,7 +251,7 @@ def _generate(task, todo: list[tuple[str, int, Any, Any]], sandbox) -> dict[str,
     return out
 
 
-def _reference(task):
+def _reference(task: Task):
     name = task.reference_name
     if name is None:
         return None, None
@@ -257,13 +259,13 @@ def _reference(task):
     return name, sol
 
 
-def _reference_limits(task) -> Limits:
+def _reference_limits(task: Task) -> Limits:
     lim = task.limits
     return lim.replace(time_s=max(10.0, 3.0 * lim.time_s), wall_s=None,
                        memory_mb=max(lim.memory_mb, 1024), output_bytes=max(lim.output_bytes, 256 << 20))
 
 
-def _known_expectations(task, todo: list[tuple], ext: str, what: str,
+def _known_expectations(task: Task, todo: list[tuple], ext: str, what: str,
                         read: Callable[[str], Any]) -> tuple[dict[str, Any], list[tuple], str | None, Any]:
     """(key -> cached expectation, items still to compute, reference name, reference) of
     `todo` [(split, pos, case, key, ...)]; raises `TestgenError` when an expectation is
@@ -284,7 +286,7 @@ def _known_expectations(task, todo: list[tuple], ext: str, what: str,
     return out, missing, name, sol
 
 
-def _compute_stdio(task, todo: list[tuple[str, int, Any, str, str]], sandbox) -> dict[str, str]:
+def _compute_stdio(task: Task, todo: list[tuple[str, int, Any, str, str]], sandbox: Sandbox) -> dict[str, str]:
     """Expected stdout for [(split, pos, case, key, stdin)] by running the reference."""
     out, missing, name, sol = _known_expectations(task, todo, ".out", "output", str)
     if not missing:
@@ -321,7 +323,7 @@ def _compute_stdio(task, todo: list[tuple[str, int, Any, str, str]], sandbox) ->
     return out
 
 
-def _compute_function(task, todo: list[tuple[str, int, Any, str]], sandbox) -> dict[str, Any]:
+def _compute_function(task: Task, todo: list[tuple[str, int, Any, str]], sandbox: Sandbox) -> dict[str, Any]:
     """Expected return values for [(split, pos, case, key)] by calling the reference."""
     out, missing, name, sol = _known_expectations(task, todo, ".json", "value",
                                                   lambda text: decode_value(json.loads(text)))
@@ -348,7 +350,7 @@ def _compute_function(task, todo: list[tuple[str, int, Any, str]], sandbox) -> d
         c = uniq[k][2]
         cases.append((i, _read_value(task, uniq[k], list(c.args or [])),
                       _read_value(task, uniq[k], dict(c.kwargs or {})), lim.time_s, lim.wall()))
-    req = function_request(nonce, main, task.entry_point, cases, import_time=lim.time_s,
+    req = function_request(nonce, main, task.entry_point, cases, import_time=lim.time_s,  # type: ignore[arg-type]
                            stop_on_error=True, cap=value_cap(lim), preamble=task.preamble)
     STATS["reference_runs"] += len(keys)
     total = lim.replace(time_s=lim.time_s * (len(keys) + 1), wall_s=lim.wall() * (len(keys) + 1))
@@ -371,7 +373,7 @@ def _compute_function(task, todo: list[tuple[str, int, Any, str]], sandbox) -> d
     return out
 
 
-def _read_value(task, item: tuple, value: Any) -> Any:
+def _read_value(task: Task, item: tuple, value: Any) -> Any:
     """A function case's value (args, kwargs, expected) with its tagged parts decoded
     (`codegym.judge.protocol.read_tagged`); `TestgenError` naming the case when malformed."""
     try:
@@ -381,8 +383,8 @@ def _read_value(task, item: tuple, value: Any) -> Any:
         raise TestgenError(f"{_label(task, split, pos, case)}: {e}") from None
 
 
-def _computed(task, raw: list[tuple[str, int, Any]], stdin_of: Callable[[Any], str | None],
-              sandbox) -> dict[str, Any]:
+def _computed(task: Task, raw: list[tuple[str, int, Any]], stdin_of: Callable[[Any], str | None],
+              sandbox: Sandbox) -> dict[str, Any]:
     """Expectation key -> computed expectation of the cases of `raw` [(split, pos, case)]
     that have none (stdio and function tasks)."""
     todo = []
@@ -401,7 +403,7 @@ def _computed(task, raw: list[tuple[str, int, Any]], stdin_of: Callable[[Any], s
     return {}
 
 
-def materialize(task, split: str = "hidden", sandbox=None) -> list[Case]:
+def materialize(task: Task, split: str = "hidden", sandbox: Sandbox | None = None) -> list[Case]:
     """The concrete cases of `split` ("public", "hidden", "perf" or "all", in that order).
 
     Cached in memory by (task content hash, split); generated inputs and computed
@@ -420,7 +422,7 @@ def materialize(task, split: str = "hidden", sandbox=None) -> list[Case]:
             raw.append((sp, pos, case))
     # 1. generated inputs
     gen_todo = [(sp, pos, c, c.generator) for sp, pos, c in raw if c.generator is not None]
-    inputs = _generate(task, gen_todo, sandbox) if gen_todo else {}
+    inputs = _generate(task, gen_todo, sandbox) if gen_todo else {}  # type: ignore[arg-type]
 
     def stdin_of(case) -> str | None:
         if case.generator is not None:
@@ -428,7 +430,7 @@ def materialize(task, split: str = "hidden", sandbox=None) -> list[Case]:
         return case.stdin
 
     # 2. computed expectations
-    computed = _computed(task, raw, stdin_of, sandbox) if task.kind in ("stdio", "function") else {}
+    computed = _computed(task, raw, stdin_of, sandbox) if task.kind in ("stdio", "function") else {}  # type: ignore[arg-type]
     # 3. plain records
     out = []
     for idx, (sp, pos, c) in enumerate(raw):
@@ -441,7 +443,7 @@ def materialize(task, split: str = "hidden", sandbox=None) -> list[Case]:
             if c.has_expected:
                 exp = c.expected
             else:
-                exp = computed[task.expected_key(c)]
+                exp = computed[task.expected_key(c)]  # type: ignore[index]
                 is_computed = True
         if task.kind == "function":   # values YAML cannot hold are written tagged
             item = (sp, pos, c)

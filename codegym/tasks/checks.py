@@ -77,13 +77,13 @@ def semantic_errors(d: dict) -> list[Problem]:
 
     sols = d.get("solutions") if isinstance(d.get("solutions"), dict) else {}
     perf = d.get("perf") if isinstance(d.get("perf"), dict) else {}
-    ref_name = perf.get("reference", "reference")
-    has_ref = isinstance(ref_name, str) and ref_name in sols
+    ref_name = perf.get("reference", "reference")  # type: ignore[union-attr]
+    has_ref = isinstance(ref_name, str) and ref_name in sols  # type: ignore[operator]
     tests = d.get("tests") if isinstance(d.get("tests"), dict) else {}
     if kind is not None:
-        out.extend(_tests_errors(tests, kind, has_ref, ref_name))
-    _solutions_errors(d, sols, kind, lang, canon_lang, canon_langs, check_lang, out)
-    out.extend(_perf_errors(d, sols, perf, tests, has_ref, ref_name))
+        out.extend(_tests_errors(tests, kind, has_ref, ref_name))  # type: ignore[arg-type]
+    _solutions_errors(d, sols, kind, lang, canon_lang, canon_langs, check_lang, out)  # type: ignore[arg-type]
+    out.extend(_perf_errors(d, sols, perf, tests, has_ref, ref_name))  # type: ignore[arg-type]
     chk = d.get("checker")
     if isinstance(chk, dict):
         out.extend(_checker_errors(chk, ("checker",), check_lang))

@@ -116,7 +116,7 @@ def _signature(paths: Iterable[Path]) -> tuple:
             st = p.stat()
             sig.append((str(p), st.st_mtime_ns, st.st_size))
         except OSError:
-            sig.append((str(p), None, None))
+            sig.append((str(p), None, None))  # type: ignore[arg-type]
     return tuple(sig)
 
 
@@ -344,5 +344,5 @@ def _validate(merged: dict, path: Path, docs: list[Doc], errors: list[DocError])
         for e in exc.errors(include_url=False):
             loc = tuple(e["loc"])
             f, line = locate(loc)
-            errors.append(TaskError(f, line, format_path(loc), _message(e)))
+            errors.append(TaskError(f, line, format_path(loc), _message(e)))  # type: ignore[arg-type]
     return None

@@ -31,13 +31,16 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codegym.core.git import GIT_IDENTITY, git, git_text
 from codegym.sandbox.pyreqs import RequirementError
 from codegym.sandbox.repoenv import DEFAULT_INSTALL, PythonEnvSpec, RepoInstall
 from codegym.tasks.patches import SWEError, apply_patch, check_relpath
 from codegym.tasks.schema import Solution
+
+if TYPE_CHECKING:
+    from codegym.tasks.schema import Task
 
 
 #: names of the hidden cases that hold the two SWE-bench test lists
@@ -81,12 +84,12 @@ class RepoSource:
         return f"{self.kind} {self.location}" + (f" @ {self.commit}" if self.commit else "")
 
 
-def _task_dir(task) -> Path:
+def _task_dir(task: Task) -> Path:
     sp = getattr(task, "source_path", None)
     return Path(sp).resolve().parent if sp else Path.cwd()
 
 
-def repo_source(task) -> RepoSource:
+def repo_source(task: Task) -> RepoSource:
     """The `RepoSource` of a repo task (relative paths: relative to its YAML file, or to
     the working directory for tasks built in code)."""
     repo = getattr(task, "repo", None)
@@ -486,7 +489,7 @@ class SWEData:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-def _text_ref(task, value: Any, what: str) -> str | None:
+def _text_ref(task: Task, value: Any, what: str) -> str | None:
     """Inline text, or ``{file: rel}`` read relative to the task's YAML file."""
     if value is None or isinstance(value, str):
         return value
@@ -502,7 +505,7 @@ def _text_ref(task, value: Any, what: str) -> str | None:
 _DATA_CACHE: dict[tuple, SWEData] = {}
 
 
-def swe_data(task) -> SWEData:
+def swe_data(task: Task) -> SWEData:
     """The `SWEData` of a task (empty lists for a repo task without SWE fields)."""
     key = (task.content_hash, getattr(task, "source_path", None))
     hit = _DATA_CACHE.get(key)
@@ -552,7 +555,7 @@ def swe_data(task) -> SWEData:
     return data
 
 
-def _words(task, value: Any, name: str, what: str) -> tuple[str, ...]:
+def _words(task: Task, value: Any, name: str, what: str) -> tuple[str, ...]:
     if value in (None, ""):
         return ()
     if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(x, str) for x in value):
@@ -560,7 +563,7 @@ def _words(task, value: Any, name: str, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def env_spec(task) -> PythonEnvSpec | None:
+def env_spec(task: Task) -> PythonEnvSpec | None:
     """The shared environment the task's tests run in (None: the sandbox's own Python,
     standard library only). Its cache key names the repository (``metadata.extra.swe.repo``,
     else the repository URL), the version (``metadata.extra.swe.version``), the packages
@@ -581,7 +584,7 @@ def env_spec(task) -> PythonEnvSpec | None:
         raise SWEError(f"task {task.id}: {e}") from None
 
 
-def repo_install(task) -> RepoInstall | None:
+def repo_install(task: Task) -> RepoInstall | None:
     """How the task's repository is installed in its environment at the base commit (None:
     it is not installed; the tests import the checkout from the working directory)."""
     data = swe_data(task)
@@ -595,7 +598,7 @@ def repo_install(task) -> RepoInstall | None:
 # =========================================================================== reference
 
 
-def gold_patch(task) -> str:
+def gold_patch(task: Task) -> str:
     """The task's gold patch (unified diff)."""
     patch = swe_data(task).patch
     if not patch:
@@ -603,12 +606,12 @@ def gold_patch(task) -> str:
     return patch
 
 
-def reference_files(task) -> dict[str, str | None]:
+def reference_files(task: Task) -> dict[str, str | None]:
     """The files the gold patch changes, after it: {path: text, None = deleted}."""
     return apply_patch(base_tree(task).files, gold_patch(task))
 
 
-def with_reference(task):
+def with_reference(task: Task):
     """`task` with a ``reference`` solution holding the gold patch's files (what
     `codegym.agents.OracleAgent` writes), or `task` itself when it already has one or
     has no gold patch. The copy keeps the task's content_hash: the solution is a function

@@ -22,12 +22,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codegym.core.paths import write_atomic
 from codegym.sandbox import make_sandbox
 from codegym.tasks.load import find_suite_file, suite_root
 from codegym.timing import calibration_factor, calibration_workload, noise_floor
+
+if TYPE_CHECKING:
+    from codegym.sandbox.types import Sandbox
+    from codegym.tasks.schema import Task
 
 #: file name of the sidecar inside a suite folder
 SIDECAR = "runtimes.json"
@@ -229,7 +233,7 @@ class TaskRuntimes:
         if b is None or r is None or not b.ci or not r.ci or r.ci[0] <= 0 or r.ci[1] <= 0:
             return None
         norm = b.normalized is not None and r.normalized is not None and b.calibration and r.calibration
-        kb, kr = (1.0 / b.calibration, 1.0 / r.calibration) if norm else (1.0, 1.0)
+        kb, kr = (1.0 / b.calibration, 1.0 / r.calibration) if norm else (1.0, 1.0)  # type: ignore[operator]
         return b.ci[0] * kb / (r.ci[1] * kr), b.ci[1] * kb / (r.ci[0] * kr)
 
     @property
@@ -273,7 +277,7 @@ class TaskRuntimes:
 # =========================================================================== the file
 
 
-def suite_dir_of(task: Any) -> Path | None:
+def suite_dir_of(task: Task) -> Path | None:
     """The suite folder a loaded task belongs to (None for a task built in memory)."""
     src = getattr(task, "source_path", None)
     if not src:
@@ -282,7 +286,7 @@ def suite_dir_of(task: Any) -> Path | None:
     return suite_root(p, find_suite_file(p))
 
 
-def sidecar_path_for(task: Any) -> Path | None:
+def sidecar_path_for(task: Task) -> Path | None:
     """``<suite folder>/runtimes.json`` of a loaded task (None for a task built in memory)."""
     d = suite_dir_of(task)
     return d / SIDECAR if d is not None else None
@@ -366,7 +370,7 @@ def update_sidecar(path: str | os.PathLike, records: Iterable[TaskRuntimes], *, 
 # =========================================================================== lookup
 
 
-def task_entry(task: Any, path: str | os.PathLike | None = None) -> tuple[TaskRuntimes | None, str | None]:
+def task_entry(task: Task, path: str | os.PathLike | None = None) -> tuple[TaskRuntimes | None, str | None]:
     """(the recorded entry of this exact task, None) or (None, why there is none)."""
     p = Path(path) if path is not None else sidecar_path_for(task)
     if p is None:
@@ -396,7 +400,7 @@ def task_entry(task: Any, path: str | os.PathLike | None = None) -> tuple[TaskRu
     return rec, None
 
 
-def runtimes_problem(task: Any, metric: str | None = None,
+def runtimes_problem(task: Task, metric: str | None = None,
                      path: str | os.PathLike | None = None) -> str | None:
     """Why `load_runtimes(task, metric=metric)` gives None (None when it gives a record)."""
     rec, why = task_entry(task, path)
@@ -407,7 +411,7 @@ def runtimes_problem(task: Any, metric: str | None = None,
     return None
 
 
-def load_runtimes(task: Any, *, metric: str | None = None, sandbox: Any = None,
+def load_runtimes(task: Task, *, metric: str | None = None, sandbox: Sandbox | None = None,
                   calibration: float | None = None, rescale: bool = True,
                   path: str | os.PathLike | None = None) -> dict | None:
     """The recorded runtime distribution of `task`, rescaled to this machine, or None.
@@ -493,7 +497,7 @@ def load_runtimes(task: Any, *, metric: str | None = None, sandbox: Any = None,
     }
 
 
-def perf_runtimes(task: Any, metric: str | None = None,
+def perf_runtimes(task: Task, metric: str | None = None,
                   path: str | os.PathLike | None = None) -> dict[str, float] | None:
     """The recorded distribution in the shape of ``Task.perf.runtimes``: ``{solution:
     seconds on the recording machine, "_calibration": its calibration seconds}`` (no

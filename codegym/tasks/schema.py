@@ -15,7 +15,7 @@ import functools
 import hashlib
 import json
 from datetime import date
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -58,7 +58,7 @@ class _Model(BaseModel):
     # extra="forbid": a misspelt key is an error, not a silently ignored setting.
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False):
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False):  # type: ignore[override]
         """As BaseModel.model_copy, but cached hashes are recomputed for the copy
         (pydantic copies ``__dict__``, where functools.cached_property keeps them)."""
         new = super().model_copy(update=update, deep=deep)
@@ -95,8 +95,12 @@ def _limits_out(m: Any) -> Any:
 
 
 #: validated as `_LimitsModel` (so errors name the field), held and dumped as `Limits`
-LimitsField = Annotated[_LimitsModel, BeforeValidator(_limits_in), AfterValidator(_limits_out),
-                        PlainSerializer(lambda v: v.to_dict() if isinstance(v, Limits) else v)]
+#: (which is what a type checker is told the field holds)
+if TYPE_CHECKING:
+    LimitsField = Limits
+else:
+    LimitsField = Annotated[_LimitsModel, BeforeValidator(_limits_in), AfterValidator(_limits_out),
+                            PlainSerializer(lambda v: v.to_dict() if isinstance(v, Limits) else v)]
 
 
 def _checker_shorthand(v: Any) -> Any:
@@ -128,7 +132,7 @@ class CheckerSpec(_Model):
     A bare string in YAML (``checker: tokens``) means ``{type: tokens}``.
     """
 
-    type: Literal[CHECKER_TYPES] = "tokens"
+    type: Literal[CHECKER_TYPES] = "tokens"  # type: ignore[valid-type]
     abs_tol: float = Field(1e-6, ge=0)
     rel_tol: float = Field(1e-6, ge=0)
     seq_lenient: bool | Literal["top"] = True
@@ -293,7 +297,7 @@ class Solution(_Model):
 
     language: LangName | None = None
     files: dict[str, str] = Field(min_length=1)
-    expect: Literal[EXPECTED_VERDICTS] = "accepted"
+    expect: Literal[EXPECTED_VERDICTS] = "accepted"  # type: ignore[valid-type]
     description: str | None = None
 
 
@@ -371,7 +375,7 @@ class Task(_Model):
     version: int = Field(1, ge=0)
     title: str = ""
     statement: str
-    kind: Literal[KINDS] = "stdio"
+    kind: Literal[KINDS] = "stdio"  # type: ignore[valid-type]
     language: LangName = "python"
     languages: list[LangName] | None = Field(None, min_length=1)
     entry_point: str | None = None
@@ -379,9 +383,9 @@ class Task(_Model):
     preamble: str | None = None
     starter: dict[str, str] = Field(default_factory=dict)
     tests: TestSplits = Field(default_factory=TestSplits)
-    checker: CheckerField = Field(default_factory=CheckerSpec)
+    checker: CheckerField = Field(default_factory=CheckerSpec)  # type: ignore[arg-type]
     limits: LimitsField = Field(default_factory=Limits)  # type: ignore[assignment]
-    perf: PerfSpec = Field(default_factory=PerfSpec)
+    perf: PerfSpec = Field(default_factory=PerfSpec)  # type: ignore[arg-type]
     solutions: dict[str, Solution] = Field(default_factory=dict)
     metadata: Metadata = Field(default_factory=Metadata)
     repo: RepoSpec | None = None

@@ -202,8 +202,8 @@ class Suite:
         """
         id_pats = _as_set(ids)
         tag_set = _as_set(tags)
-        diff_set = {d.lower() for d in _as_set(difficulty)} if difficulty is not None else None
-        lang_set = ({canonical_language(x) or x for x in _as_set(languages)}
+        diff_set = {d.lower() for d in _as_set(difficulty)} if difficulty is not None else None  # type: ignore[union-attr]
+        lang_set = ({canonical_language(x) or x for x in _as_set(languages)}  # type: ignore[union-attr]
                     if languages is not None else None)
         kind_set = _as_set(kinds)
         lo, hi = _parse_date(since, "since"), _parse_date(until, "until")

@@ -382,13 +382,13 @@ def _finish(cmp: Comparison, sides: dict[str, Sampler], k: int, sandbox: Sandbox
             cal_before: str | None) -> None:
     """Passes and runs of both builds on their measurements, and the calibration."""
     for m in (cmp.a, cmp.b):
-        m.min_of = k if cmp.metric != "instructions" else 1
-    cmp.a.runs, cmp.b.runs = sides["a"].runs, sides["b"].runs
+        m.min_of = k if cmp.metric != "instructions" else 1  # type: ignore[union-attr]
+    cmp.a.runs, cmp.b.runs = sides["a"].runs, sides["b"].runs  # type: ignore[union-attr]
     if calibrate:
         cal, note = calibration_after(sandbox, cmp.metric, cal_before)
         cmp.calibration = cal
         for m in (cmp.a, cmp.b):
-            normalize(m, cal)
+            normalize(m, cal)  # type: ignore[arg-type]
         if note:
             cmp.reason = note
 

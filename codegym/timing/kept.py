@@ -133,9 +133,9 @@ def keep(sandbox: Sandbox, key: tuple, compute: Callable[[], tuple[Any, float | 
         if not reused:
             value, speed = compute()
             entry = entries[key] = Kept(value, speed, time.monotonic())
-        entry.uses += 1
-        return entry.value, {"kept": reused, "why": why, "age_s": round(time.monotonic() - entry.taken_at, 3),
-                             "uses": entry.uses, "speed": entry.speed}
+        entry.uses += 1  # type: ignore[union-attr]
+        return entry.value, {"kept": reused, "why": why, "age_s": round(time.monotonic() - entry.taken_at, 3),  # type: ignore[union-attr]
+                             "uses": entry.uses, "speed": entry.speed}  # type: ignore[union-attr]
 
 
 # =========================================================================== concurrent passes

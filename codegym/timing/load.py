@@ -57,9 +57,9 @@ class HostLoad:
         dt = self.t - earlier.t
         if dt <= 0:
             return None, None
-        psi = (self.psi_s - earlier.psi_s) / dt if None not in (self.psi_s, earlier.psi_s) else None
+        psi = (self.psi_s - earlier.psi_s) / dt if None not in (self.psi_s, earlier.psi_s) else None  # type: ignore[operator]
         cpus = os.cpu_count() or 1
-        steal = ((self.steal_s - earlier.steal_s) / (dt * cpus)
+        steal = ((self.steal_s - earlier.steal_s) / (dt * cpus)  # type: ignore[operator]
                  if None not in (self.steal_s, earlier.steal_s) else None)
         return psi, steal
 

@@ -310,7 +310,7 @@ class Sampler:
                 try:
                     probes.append(probe_run(self.sb, self.metric))
                 except RuntimeError as e:
-                    probes, self.probe_error = None, str(e)
+                    probes, self.probe_error = None, str(e)  # type: ignore[assignment]
             for i, req in enumerate(self.reqs):
                 v = self.run_one(req, i)
                 if v is None:
@@ -400,7 +400,7 @@ def measure(sandbox: Sandbox, build: Build, inputs: Iterable[RunRequest | str | 
                         elapsed_s=time.monotonic() - t0)
     m.runs, m.min_of = s.runs, k
     if calibrate and m.probed:
-        normalize(m, ref[1])
+        normalize(m, ref[1])  # type: ignore[index]
     elif calibrate:
         cal, note2 = calibration_after(sandbox, metric, cal_before)
         normalize(m, cal)
@@ -459,8 +459,8 @@ def _probed(raw: list[float], probes: list[float | None], ref: tuple[float, floa
     """The Measurement of `raw` samples, corrected by the speed their probes saw when every one has a probe."""
     if ref is None or any(p is None for p in probes):
         return summarize(raw, metric, target_rel_ci=target_rel_ci, min_n=min_n)
-    sp = speeds([float(p) for p in probes], ref[0])  # (type: all probes are floats here)
+    sp = speeds([float(p) for p in probes], ref[0])  # type: ignore[arg-type]  # (type: all probes are floats here)
     m = summarize([v / f for v, f in zip(raw, sp)], metric, target_rel_ci=target_rel_ci, min_n=min_n)
-    m.probed, m.raw_samples, m.probes = True, list(raw), [float(p) for p in probes]
+    m.probed, m.raw_samples, m.probes = True, list(raw), [float(p) for p in probes]  # type: ignore[arg-type]
     m.speed = float(np.median(m.probes)) / ref[0]
     return m

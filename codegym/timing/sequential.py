@@ -64,7 +64,7 @@ def log_wealth_paths(d: Sequence[float], thetas: Sequence[float],
     are nonnegative martingales, and so is their mean."""
     x = np.asarray(d, dtype=float)
     th = np.asarray(thetas, dtype=float)
-    sc = predictable_scales(x) if scales is None else scales
+    sc = predictable_scales(x) if scales is None else scales  # type: ignore[arg-type]
     g, n = len(th), len(x)
     psi = np.clip((x[None, :] - th[:, None]) / (CLIP_SCALES * sc[None, :]), -1.0, 1.0)
     lp = np.zeros(g)
@@ -94,7 +94,7 @@ def _log_wealth_paths(d: np.ndarray, thetas: np.ndarray, scales: np.ndarray) -> 
     """The last column of `log_wealth_paths` (the running maximum after all pairs)."""
     if len(d) == 0:
         return np.zeros(len(thetas))
-    return log_wealth_paths(d, thetas, scales)[:, -1]
+    return log_wealth_paths(d, thetas, scales)[:, -1]  # type: ignore[arg-type]
 
 
 def cs_wealth(d: Sequence[float], theta: float = 0.0, prior_scale: float = PRIOR_SCALE) -> float:
@@ -103,7 +103,7 @@ def cs_wealth(d: Sequence[float], theta: float = 0.0, prior_scale: float = PRIOR
     x = np.asarray(d, dtype=float)
     if len(x) == 0:
         return 1.0
-    lw = _log_wealth_paths(x, np.array([float(theta)]), predictable_scales(x, prior_scale))[0]
+    lw = _log_wealth_paths(x, np.array([float(theta)]), predictable_scales(x, prior_scale))[0]  # type: ignore[arg-type]
     return math.exp(min(lw, 700.0))
 
 
@@ -134,7 +134,7 @@ def cs_interval(d: Sequence[float], alpha: float = 0.05,
         return -math.inf, math.inf
     if not 0.0 < alpha < 1.0:
         raise ValueError("alpha must be in (0, 1)")
-    scales = predictable_scales(x, prior_scale)
+    scales = predictable_scales(x, prior_scale)  # type: ignore[arg-type]
     log_bar = math.log(1.0 / alpha)
     # beyond this margin every psi is +-1: the wealth is the same as at +-infinity
     margin = CLIP_SCALES * float(scales.max()) * 1.01

@@ -87,14 +87,14 @@ def _read_container(s: str, i: int, depth: int) -> tuple[Any, int]:
     close = "}" if c == "{" else "]"
     start = i
     obj: Any = LocatedDict() if c == "{" else []
-    i = WS_RE.match(s, i + 1).end()
+    i = WS_RE.match(s, i + 1).end()  # type: ignore[union-attr]
     if s[i] != close:
         while True:
             if c == "{":
                 if s[i] != '"':
                     raise ValueError("expected a key")
-                key, i = json.decoder.scanstring(s, i + 1, False)
-                i = WS_RE.match(s, i).end()
+                key, i = json.decoder.scanstring(s, i + 1, False)  # type: ignore[attr-defined]
+                i = WS_RE.match(s, i).end()  # type: ignore[union-attr]
                 if s[i] != ":":
                     raise ValueError("expected ':'")
                 v, i = read_located(s, i + 1, depth + 1)
@@ -102,9 +102,9 @@ def _read_container(s: str, i: int, depth: int) -> tuple[Any, int]:
             else:
                 v, i = read_located(s, i, depth + 1)
                 obj.append(v)
-            i = WS_RE.match(s, i).end()
+            i = WS_RE.match(s, i).end()  # type: ignore[union-attr]
             if s[i] == ",":
-                i = WS_RE.match(s, i + 1).end()
+                i = WS_RE.match(s, i + 1).end()  # type: ignore[union-attr]
                 continue
             if s[i] == close:
                 break
@@ -116,10 +116,10 @@ def _read_container(s: str, i: int, depth: int) -> tuple[Any, int]:
 
 def read_located(s: str, i: int, depth: int = 0) -> tuple[Any, int]:
     """Parse one JSON value at ``s[i:]`` keeping string positions."""
-    i = WS_RE.match(s, i).end()
+    i = WS_RE.match(s, i).end()  # type: ignore[union-attr]
     c = s[i]
     if c == '"':
-        val, end = json.decoder.scanstring(s, i + 1, False)
+        val, end = json.decoder.scanstring(s, i + 1, False)  # type: ignore[attr-defined]
         ls = LocatedStr(val)
         ls.segs, ls.omap = _string_segs(s, i + 1, end - 1, val)
         return ls, end

@@ -129,13 +129,13 @@ class _DiffReader:
         hunk = self.hunk
         c = line[:1]
         if c == " " or (c in "+-" and line and not _is_header(self.norm, pos, self.end)):
-            hunk.lines.append([c, pos + 1, le, has_nl, False])
-            hunk.end = nxt
+            hunk.lines.append([c, pos + 1, le, has_nl, False])  # type: ignore[union-attr]
+            hunk.end = nxt  # type: ignore[union-attr]
             return nxt
         if c == "\\":
-            if hunk.lines:
-                hunk.lines[-1][4] = True
-            hunk.end = nxt
+            if hunk.lines:  # type: ignore[union-attr]
+                hunk.lines[-1][4] = True  # type: ignore[union-attr]
+            hunk.end = nxt  # type: ignore[union-attr]
             return nxt
         if not line.strip():
             return self.blank_lines(pos)
@@ -152,9 +152,9 @@ class _DiffReader:
             self.count_line()
             e2 = norm.find("\n", pos, end)
             e2 = end if e2 < 0 else e2
-            self.hunk.lines.append([" ", pos, pos, e2 < end, False])
+            self.hunk.lines.append([" ", pos, pos, e2 < end, False])  # type: ignore[union-attr]
             pos = e2 + 1
-        self.hunk.end = pos
+        self.hunk.end = pos  # type: ignore[union-attr]
         return pos
 
     def file_line(self, pos: int, line: str, nxt: int) -> int | None:

@@ -18,6 +18,7 @@ from codegym.core.limits import Limits
 from codegym.judge.checkers.base import CheckResult, Tagged, clip
 from codegym.sandbox import RunRequest, make_sandbox
 from codegym.sandbox.launcher import LAUNCHER, hidden_files
+from codegym.sandbox.types import Sandbox
 
 #: exit codes of a checker program (testlib's conventions)
 EXIT_OK, EXIT_WA, EXIT_PE, EXIT_FAIL, EXIT_PARTIAL = 0, 1, 2, 3, 7
@@ -69,7 +70,7 @@ class ProgramChecker(Tagged):
     def limits(self) -> Limits:
         return Limits(time_s=self.time_s, memory_mb=self.memory_mb, output_bytes=1 << 20)
 
-    def build(self, sandbox):
+    def build(self, sandbox: Sandbox):
         """Build (cached per sandbox and by the sandbox's content-hash cache).
 
         A Python checker is not built itself: the launcher is, and the checker's source
@@ -88,7 +89,7 @@ class ProgramChecker(Tagged):
 
     def _run_extras(self) -> tuple[list[str], dict[str, str]]:
         if self.language == "python":
-            return ["main.py"], hidden_files({"main.py": self.code})
+            return ["main.py"], hidden_files({"main.py": self.code})  # type: ignore[return-value]
         return [], {}
 
     def interpret(self, res) -> CheckResult:
@@ -117,7 +118,7 @@ class ProgramChecker(Tagged):
             return CheckResult(s >= 1.0, s, "" if s >= 1.0 else f"checker: partial credit {s:g}", msg)
         return CheckResult(False, 0.0, f"checker program failed (exit code {code})", msg, failed=True)
 
-    def check_many(self, sandbox, items: Sequence[tuple[str, str, str]]) -> list[CheckResult]:
+    def check_many(self, sandbox: Sandbox, items: Sequence[tuple[str, str, str]]) -> list[CheckResult]:
         """Check many (input, expected, got) triples in parallel in `sandbox`."""
         b = self.build(sandbox)
         if not b.ok:
@@ -140,7 +141,7 @@ class ProgramChecker(Tagged):
                 out.append(self.interpret(r))
         return out
 
-    def check(self, expected: str, got: str, input: str = "", sandbox=None) -> CheckResult:  # noqa: A002
+    def check(self, expected: str, got: str, input: str = "", sandbox: Sandbox | None = None) -> CheckResult:  # noqa: A002
         if sandbox is None:
             sandbox = make_sandbox()
         return self.check_many(sandbox, [(input, expected, got)])[0]

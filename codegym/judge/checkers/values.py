@@ -176,7 +176,7 @@ def make_value_checker(spec: Any = None) -> ValueChecker:
                             seq_lenient=lenient, strict_types=bool(strict))
     if kind == "evalplus":
         args = spec_get(spec, "args", ()) or ()
-        return EvalPlusChecker(spec_get(spec, "abs_tol", 0.0), spec_get(spec, "rel_tol", EVALPLUS_RTOL),
+        return EvalPlusChecker(spec_get(spec, "abs_tol", 0.0), spec_get(spec, "rel_tol", EVALPLUS_RTOL),  # type: ignore[return-value]
                                oracle=str(args[0]) if args else None)
     return ValueChecker(seq_lenient=lenient, strict_types=bool(strict))
 
@@ -237,7 +237,7 @@ def evalplus_ok(oracle: str | None, out: Any, exp: Any, inp: Any, atol: float,
     if isinstance(out, Repr) and oracle != "not_none":   # an unserialisable value is still not None
         return False
     if oracle == "poly_root":
-        return abs(_poly(*inp, out)) <= atol
+        return abs(_poly(*inp, out)) <= atol  # type: ignore[call-arg]
     exact = out == exp
     if oracle == "always":
         exact = True

@@ -10,14 +10,15 @@ from codegym.core.limits import Limits
 from codegym.judge.checkers import make_checker
 from codegym.judge.checkers.values import make_value_checker
 from codegym.judge.testgen import Case
+from codegym.tasks.schema import Task
 
 
-def case_limits(task, case: Case) -> Limits:
+def case_limits(task: Task, case: Case) -> Limits:
     """The task's limits, with the case's own time limit when it has one."""
     return task.limits.replace(time_s=case.time_s) if case.time_s else task.limits
 
 
-def case_checkers(task, value: bool = False) -> Callable[[Case], Any]:
+def case_checkers(task: Task, value: bool = False) -> Callable[[Case], Any]:
     """``checker_for(case)``: the case's checker (its own, else the task's), made once per
     spec; output checkers for stdio, value checkers (``value=True``) for function tasks.
     Thread-safe: timed runs may be verified from several threads."""

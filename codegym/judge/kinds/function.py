@@ -27,6 +27,8 @@ from codegym.judge.protocol import (
 from codegym.judge.report import STATUS_OF_EXEC, CaseResult, clip, exec_message, tail
 from codegym.judge.testgen import Case
 from codegym.sandbox import RunRequest
+from codegym.sandbox.types import Sandbox
+from codegym.tasks.schema import Task
 
 #: statuses of a frame that are case statuses as they are (others: runtime_error)
 FRAME_STATUSES = ("runtime_error", "timeout", "memory_limit", "output_limit")
@@ -34,7 +36,7 @@ FRAME_STATUSES = ("runtime_error", "timeout", "memory_limit", "output_limit")
 DECODE_ERRORS = (DecodeError, ValueError, TypeError, KeyError, RecursionError)
 
 
-def run_function(task, files: Mapping[str, Any], main_file: str, cases: list[Case], sandbox,
+def run_function(task: Task, files: Mapping[str, Any], main_file: str, cases: list[Case], sandbox: Sandbox,
                  early_exit: bool) -> tuple[list[CaseResult | None], str | None]:
     """Returns (results, compile_error message or None)."""
     build = sandbox.build("python", {"main.py": FUNCTION_DRIVER})
@@ -50,7 +52,7 @@ def run_function(task, files: Mapping[str, Any], main_file: str, cases: list[Cas
 class _FunctionRun:
     """The cases of one judged function task, run chunk by chunk."""
 
-    def __init__(self, task, main_file: str, cases: list[Case], sol_files: dict, early_exit: bool):
+    def __init__(self, task: Task, main_file: str, cases: list[Case], sol_files: dict, early_exit: bool):
         self.task, self.main_file, self.cases = task, main_file, cases
         self.sol_files, self.early_exit = sol_files, early_exit
         self.out: list[CaseResult | None] = [None] * len(cases)
@@ -60,7 +62,7 @@ class _FunctionRun:
         self.compile_error: str | None = None
         self.stopped = False
 
-    def run(self, sandbox, build) -> tuple[list[CaseResult | None], str | None]:
+    def run(self, sandbox: Sandbox, build) -> tuple[list[CaseResult | None], str | None]:
         n = len(self.cases)
         workers = max(1, int(sandbox.workers or 1))
         n_chunks = max(1, min(workers, math.ceil(n / 16)))
@@ -72,7 +74,7 @@ class _FunctionRun:
                 return self.out, self.compile_error
         return self.out, None
 
-    def run_chunks(self, sandbox, build, batch: list[list[int]]) -> list[list[int]]:
+    def run_chunks(self, sandbox: Sandbox, build, batch: list[list[int]]) -> list[list[int]]:
         """Run one driver per chunk of `batch`; returns the chunks still to run."""
         reqs = [self.request(idxs) for idxs in batch]
         follow: list[list[int]] = []
@@ -99,7 +101,7 @@ class _FunctionRun:
         cases, per_case, limits = self.cases, self.per_case, self.task.limits
         nonce = new_nonce()
         body = function_request(
-            nonce, self.main_file, self.task.entry_point,
+            nonce, self.main_file, self.task.entry_point,  # type: ignore[arg-type]
             [(i, list(cases[i].args or []), dict(cases[i].kwargs or {}), per_case[i][0], per_case[i][1])
              for i in idxs], import_time=self.import_time, stop_on_error=self.early_exit,
             cap=value_cap(limits), preamble=self.task.preamble)
@@ -145,7 +147,7 @@ class _FunctionRun:
         msg = clip(str(err.get("e", "")))
         if kind == "compile_error":
             self.compile_error = msg
-        status = {"timeout": "timeout", "memory_limit": "memory_limit"}.get(kind, "runtime_error")
+        status = {"timeout": "timeout", "memory_limit": "memory_limit"}.get(kind, "runtime_error")  # type: ignore[arg-type]
         for i in idxs:
             c = self.cases[i]
             self.out[i] = CaseResult(c.index, c.name, status, c.split, message=msg, weight=c.weight)
@@ -170,13 +172,13 @@ class _FunctionRun:
                     wall_s=float(fr.get("w") or 0.0), memory_mb=float(fr.get("m") or 0.0), weight=c.weight)
         if st != "ok":
             status = st if st in FRAME_STATUSES else "runtime_error"
-            return CaseResult(status=status, message=clip(str(fr.get("e", ""))), **base)
+            return CaseResult(status=status, message=clip(str(fr.get("e", ""))), **base)  # type: ignore[arg-type]
         try:
             got = decode_value(fr.get("v"))
         except DECODE_ERRORS as e:
-            return CaseResult(status="wrong_answer", message=f"undecodable return value: {e}", **base)
+            return CaseResult(status="wrong_answer", message=f"undecodable return value: {e}", **base)  # type: ignore[arg-type]
         r = self.checker_for(c).check_value(c.expected, got, c.args, c.kwargs)
         return CaseResult(status="passed" if r.ok else "wrong_answer", message=r.message, diff=r.diff,
-                          score=1.0 if r.ok else 0.0, **base)
+                          score=1.0 if r.ok else 0.0, **base)  # type: ignore[arg-type]
 
 

@@ -35,8 +35,10 @@ from codegym.sandbox import make_sandbox
 from codegym.sandbox.envbuild import EnvBuildError
 from codegym.sandbox.envimage import env_image, instance_image
 from codegym.sandbox.repoenv import build_env, build_instance, env_root, find_env, find_instance
+from codegym.sandbox.types import Sandbox
 from codegym.tasks.patches import SWEError, apply_patch, patch_paths
 from codegym.tasks.repo import FAIL_TO_PASS, PASS_TO_PASS, base_tree, env_spec, repo_install, swe_data
+from codegym.tasks.schema import Task
 
 # =========================================================================== grading tree
 
@@ -72,7 +74,7 @@ def file_of_test_id(test_id: str, known: Iterable[str]) -> str | None:
     return None
 
 
-def restore_paths(task, base: Mapping[str, Any], tree: Mapping[str, Any]) -> set[str]:
+def restore_paths(task: Task, base: Mapping[str, Any], tree: Mapping[str, Any]) -> set[str]:
     """Paths graded with the task's content, not the candidate's (docs/swe.md, Grading, step 2)."""
     data = swe_data(task)
     out: set[str] = set()
@@ -144,7 +146,7 @@ def _as_bytes(v: str | bytes) -> bytes:
     return v if isinstance(v, bytes) else v.encode("utf-8", "surrogateescape")
 
 
-def grading_tree(task, files: Mapping[str, str | bytes | None], split: str = "hidden",
+def grading_tree(task: Task, files: Mapping[str, str | bytes | None], split: str = "hidden",
                  generated: Mapping[str, str | bytes] | None = None) -> tuple[dict[str, str | bytes], list[str]]:
     """(the tree the tests of `split` run on, notes for the report).
 
@@ -237,12 +239,12 @@ class RunEnv:
     layer: Any = None
 
 
-def _backend(sandbox) -> str:
+def _backend(sandbox: Sandbox) -> str:
     """Which build system a sandbox's environments come from: "docker" or "local"."""
     return "docker" if sandbox is not None and sandbox.isolation == "docker" else "local"
 
 
-def run_env(task, build: bool = True, sandbox=None) -> RunEnv:
+def run_env(task: Task, build: bool = True, sandbox: Sandbox | None = None) -> RunEnv:
     """The `RunEnv` of a repo task: its environment (`codegym.tasks.repo.env_spec`, and the
     repository installed at the base commit when the task says how, `repo_install`; built
     now when `build` and missing, inside the sandbox of `sandbox`'s backend), its variables,
@@ -253,12 +255,12 @@ def run_env(task, build: bool = True, sandbox=None) -> RunEnv:
     out = RunEnv(setup=tuple(data.setup), parser=data.log_parser)
     env: dict[str, str] = {}
     if spec is not None:
-        backend = _backend(sandbox)
+        backend = _backend(sandbox)  # type: ignore[arg-type]
         pyenv = build_env(spec, backend) if build else find_env(spec, backend)
         inst = repo_install(task) if pyenv is not None else None
         layer = pyenv
         if inst is not None:
-            layer = build_instance(pyenv, inst) if build else find_instance(pyenv, inst)
+            layer = build_instance(pyenv, inst) if build else find_instance(pyenv, inst)  # type: ignore[arg-type,assignment]
         if layer is not None:
             env = layer.env_vars()
             out = RunEnv(tuple(layer.path_dirs()), env, out.setup, out.parser, layer.path.name,
@@ -271,7 +273,7 @@ _SYSTEM_SANDBOXES: dict[tuple, Any] = {}
 _SYSTEM_LOCK = threading.Lock()
 
 
-def tests_sandbox(sandbox, tenv: RunEnv):
+def tests_sandbox(sandbox: Sandbox, tenv: RunEnv):
     """The sandbox a task's tests run in: `sandbox` when it runs on the system its environment
     was built on (the docker backend's per-task image carries that system), else a sandbox of
     this process on that system -- the environment's Python root, or this host's own --
@@ -293,7 +295,7 @@ def tests_sandbox(sandbox, tenv: RunEnv):
     return sb
 
 
-def repo_image(task, sandbox) -> str | None:
+def repo_image(task: Task, sandbox: Sandbox) -> str | None:
     """The Docker backend's image of a task with an environment (`instance_image` /
     `env_image`: built locally from the same key, FROM the system's image); None for other
     tasks or backends."""
@@ -328,7 +330,7 @@ def _exec_status(res) -> str:
         else "runtime_error"
 
 
-def run_commands(sandbox, tree: Mapping[str, str | bytes], commands: Sequence[Sequence[str]], limits,
+def run_commands(sandbox: Sandbox, tree: Mapping[str, str | bytes], commands: Sequence[Sequence[str]], limits,
                  tenv: RunEnv | None = None) -> list[CommandRun]:
     """Run `commands` in order, in ONE fresh sandbox run directory holding `tree` (the
     checkout; cwd = its root): the setup commands of `tenv` first, once. A `CommandRun`
@@ -357,7 +359,7 @@ def run_commands(sandbox, tree: Mapping[str, str | bytes], commands: Sequence[Se
             break
     if payload is None:
         msg = exec_message(res) or "the test runner gave no report"
-        return [CommandRun(res.status if res.status != "ok" else "runtime_error", message=msg, **stats)
+        return [CommandRun(res.status if res.status != "ok" else "runtime_error", message=msg, **stats)  # type: ignore[arg-type]
                 for _ in range(n)]
     setup = payload.get("setup")
     if setup is not None and setup.get("rc") != 0:
@@ -365,23 +367,23 @@ def run_commands(sandbox, tree: Mapping[str, str | bytes], commands: Sequence[Se
         status = {"missing": "sandbox_error", "timeout": "timeout", "error": "sandbox_error"}.get(rc, "runtime_error")
         why = "a setup command's program is not installed in the sandbox" if rc == "missing" else \
             f"the setup commands failed (exit {rc})"
-        return [CommandRun(status, rc=rc, output=out, message=f"{why}: {tail(out, 300)}", **stats) for _ in range(n)]
-    out: list[CommandRun] = []
+        return [CommandRun(status, rc=rc, output=out, message=f"{why}: {tail(out, 300)}", **stats) for _ in range(n)]  # type: ignore[arg-type]
+    out: list[CommandRun] = []  # type: ignore[no-redef]
     for cmd, r in zip(cmds, payload.get("runs", []) + [None] * n):
         if r is None:
-            out.append(CommandRun("sandbox_error", message="the test runner stopped before this command", **stats))
+            out.append(CommandRun("sandbox_error", message="the test runner stopped before this command", **stats))  # type: ignore[arg-type,attr-defined]
             continue
-        run = CommandRun("ok", rc=r.get("rc"), output=str(r.get("output", "")), **stats)
+        run = CommandRun("ok", rc=r.get("rc"), output=str(r.get("output", "")), **stats)  # type: ignore[arg-type]
         run.junit = (r.get("files") or {}).get(cmd["collect"][0]) if cmd["collect"] else None
         if run.rc == "timeout":
             run.status, run.message = "timeout", "the test command timed out"
         elif run.rc in ("missing", "error"):
             run.status, run.message = "sandbox_error", run.output[:500]
-        out.append(run)
-    return out[:n]
+        out.append(run)  # type: ignore[attr-defined]
+    return out[:n]  # type: ignore[return-value]
 
 
-def run_command(sandbox, tree: Mapping[str, str | bytes], command: Sequence[str], limits,
+def run_command(sandbox: Sandbox, tree: Mapping[str, str | bytes], command: Sequence[str], limits,
                 tenv: RunEnv | None = None) -> CommandRun:
     """Run one `command` in a fresh sandbox run directory holding `tree` (`run_commands`)."""
     return run_commands(sandbox, tree, [command], limits, tenv)[0]
@@ -433,7 +435,8 @@ def evaluate_case(wanted: Sequence[str], run: CommandRun, parser: str | None = N
     return ok, score, message, statuses
 
 
-def run_repo_cases(task, files: Mapping[str, Any], cases: Sequence[Any], sandbox, early_exit: bool) -> list:
+def run_repo_cases(task: Task, files: Mapping[str, Any], cases: Sequence[Any], sandbox: Sandbox,
+                   early_exit: bool) -> list:
     """The judge's ``repo`` kind: a `CaseResult` (or None: not run) per case.
 
     The cases of one split run on one checkout: its setup commands once, then each
@@ -463,7 +466,7 @@ def run_repo_cases(task, files: Mapping[str, Any], cases: Sequence[Any], sandbox
                 if tuple(c.command or ()) not in cmds:
                     cmds.append(tuple(c.command or ()))
         for limits, cmds in groups.items():
-            for cmd, run in zip(cmds, run_commands(sandbox, trees[split][0], cmds, limits, tenv)):
+            for cmd, run in zip(cmds, run_commands(sandbox, trees[split][0], cmds, limits, tenv)):  # type: ignore[index]
                 runs[(split, cmd, limits)] = run
     for i, c in enumerate(cases):
         base = dict(index=c.index, name=c.name, split=c.split, weight=c.weight)
@@ -551,12 +554,12 @@ def _statuses_from_case(tests: Sequence[str], cr: Mapping[str, Any] | Any | None
     return {t: listed.get(t, "passed") for t in tests}
 
 
-def resolution(task, report) -> Resolution:
+def resolution(task: Task, report) -> Resolution:
     """The `Resolution` of a hidden (or "all") judge report of a repo task (a
     `JudgeReport` or its ``to_dict()``). Tasks without FAIL_TO_PASS / PASS_TO_PASS cases
     count the tests of every hidden case as FAIL_TO_PASS."""
     cases = report["cases"] if isinstance(report, Mapping) else report.cases
-    by_name = {}
+    by_name = {}  # type: ignore[var-annotated]
     for cr in cases:
         name = cr.get("name") if isinstance(cr, Mapping) else cr.name
         split = cr.get("split") if isinstance(cr, Mapping) else cr.split
@@ -583,7 +586,7 @@ def resolution(task, report) -> Resolution:
     return res
 
 
-def resolution_message(task, report: Mapping[str, Any]) -> str:
+def resolution_message(task: Task, report: Mapping[str, Any]) -> str:
     """A repo task's report message (`report`: the `JudgeReport` fields as a dict) prefixed
     with its resolution on the hidden split (``resolution FULL|PARTIAL|NO: ...``)."""
     message = report.get("message") or ""

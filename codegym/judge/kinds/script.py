@@ -27,6 +27,8 @@ from codegym.judge.protocol import (
 from codegym.judge.report import CaseResult, clip, exec_message, tail
 from codegym.judge.testgen import Case
 from codegym.sandbox import RunRequest
+from codegym.sandbox.types import Sandbox
+from codegym.tasks.schema import Task
 
 
 def script_failure_status(info: dict | None, res) -> tuple[str, str]:
@@ -58,7 +60,7 @@ def script_failure_status(info: dict | None, res) -> tuple[str, str]:
     return "runtime_error", f"{typ}: {msg}" if msg else typ
 
 
-def run_script(task, files: Mapping[str, Any], main_file: str, language: str, cases: list[Case], sandbox,
+def run_script(task: Task, files: Mapping[str, Any], main_file: str, language: str, cases: list[Case], sandbox: Sandbox,
                early_exit: bool) -> tuple[list[CaseResult | None], str | None]:
     """Returns (results, compile_error message or None)."""
     out: list[CaseResult | None] = [None] * len(cases)
@@ -69,7 +71,7 @@ def run_script(task, files: Mapping[str, Any], main_file: str, language: str, ca
         out[i], compile_err = _case_result(cases[i], res, nonces[i], language, main_file)
         if compile_err is not None:
             compile_error[0] = compile_err
-        return not out[i].passed
+        return not out[i].passed  # type: ignore[union-attr]
 
     if language == "python":
         _run_python(task, files, main_file, cases, sandbox, early_exit, nonces, evaluate)
@@ -100,8 +102,8 @@ def run_script(task, files: Mapping[str, Any], main_file: str, language: str, ca
     return out, compile_error[0]
 
 
-def _run_python(task, files: Mapping[str, Any], main_file: str, cases: list[Case], sandbox, early_exit: bool,
-                nonces: list[str], evaluate) -> None:
+def _run_python(task: Task, files: Mapping[str, Any], main_file: str, cases: list[Case], sandbox: Sandbox,
+                early_exit: bool, nonces: list[str], evaluate) -> None:
     """Every case through the script driver, in parallel; `evaluate(i, res)` -> failed."""
     build = sandbox.build("python", {"main.py": SCRIPT_DRIVER})
     sol_files = solution_files(dict(files), only_python=True, main_file=main_file)

@@ -19,6 +19,8 @@ from codegym.judge.report import STATUS_OF_EXEC, CaseResult, exec_message
 from codegym.judge.testgen import Case
 from codegym.sandbox import RunRequest
 from codegym.sandbox.launcher import LAUNCHER, hidden_files
+from codegym.sandbox.types import Sandbox
+from codegym.tasks.schema import Task
 
 
 def stdio_launch(lang: str, files: Mapping[str, Any], main_file: str,
@@ -32,7 +34,7 @@ def stdio_launch(lang: str, files: Mapping[str, Any], main_file: str,
     return [], None
 
 
-def stdio_build(sandbox, lang: str, files: Mapping[str, Any], extra: Mapping[str, Any] | None):
+def stdio_build(sandbox: Sandbox, lang: str, files: Mapping[str, Any], extra: Mapping[str, Any] | None):
     """The build a stdio program runs as: the launcher when its files are `extra` files
     (see `stdio_launch`), else the program's own files."""
     if extra is not None:
@@ -40,7 +42,7 @@ def stdio_build(sandbox, lang: str, files: Mapping[str, Any], extra: Mapping[str
     return sandbox.build(lang, dict(files))
 
 
-def run_stdio(task, build, cases: list[Case], sandbox, early_exit: bool, language: str,
+def run_stdio(task: Task, build, cases: list[Case], sandbox: Sandbox, early_exit: bool, language: str,
               argv: Sequence[str] = (), extra: Mapping[str, Any] | None = None) -> list[CaseResult | None]:
     """Run every case (all of them, or until the first failure with `early_exit`) and
     check each output; None for a case never evaluated."""
@@ -86,7 +88,7 @@ def run_stdio(task, build, cases: list[Case], sandbox, early_exit: bool, languag
     return out
 
 
-def _check_with_programs(sandbox, cases: list[Case], results: list, out: list[CaseResult | None],
+def _check_with_programs(sandbox: Sandbox, cases: list[Case], results: list, out: list[CaseResult | None],
                          pending: list[int], checker_for) -> None:
     """Run the program checkers of the `pending` cases (provisionally passed), grouped by
     checker, and settle those cases: a failing checker is a sandbox_error, not a verdict."""

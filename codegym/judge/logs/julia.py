@@ -63,7 +63,7 @@ def julia_test_report(output: str) -> JuliaTestReport:
                     if len(nums) == len(named):
                         pairs = zip(named, nums)
                     else:
-                        pairs = zip(named[-len(nums):], nums) if nums else []
+                        pairs = zip(named[-len(nums):], nums) if nums else []  # type: ignore[assignment]
                     for c, v in pairs:
                         attr = _SUMMARY_COLS.get(c)
                         if attr:

@@ -123,7 +123,7 @@ class TestResults:
             keys: dict[str, list[str]] = {}
             for rid, st in self.statuses.items():
                 for key in {harness_key(rid), harness_key(rid, parser) if parser else None} - {None, rid}:
-                    keys.setdefault(key, []).append(st)
+                    keys.setdefault(key, []).append(st)  # type: ignore[arg-type]
             self._key_cache[parser] = keys
         return self._key_cache[parser]
 
