@@ -17,7 +17,9 @@ swebench 4.1.0's) and the Python the grade used (a ``Python X.Y`` the report or 
 else the sandbox's interpreter, marked ``*``); gold and no-op resolutions; ``setup s`` = first gold grade
 minus the second (the environment built or found, and the base tree made): ``cold`` for the
 first record of an environment (repository, version, packages) in this run, ``warm`` for the
-next ones; ``grade s`` = the second gold grade; the reason of each failure (one line). The run
+next ones; ``grade s`` = the second gold grade; the cause where gold is not FULL (``network``,
+``record``, ``mirror``: the record's known cause, tests/importers/data/swebench_real/
+swe_real_records.py ``KNOWN``; else ``codegym``) and the reason of each failure (one line). The run
 starts on an emptied environment folder (``CODEGYM_ENVS`` = /var/tmp/codegym-swe-records/envs;
 ``--envs`` uses one as it is); on Docker an image of the same environment left by an earlier
 run is reused. Needs the
@@ -70,9 +72,29 @@ def _default_python() -> str:
 _PY = re.compile(r"\b[Pp]ython[ -]?(3\.\d+)\b")
 
 
+def env_python(repo: str, version: str) -> str | None:
+    """The Python of the environment built for `repo` at `version` in ``$CODEGYM_ENVS`` (its
+    record in the folder's ``.meta``: ``3.9 bullseye``), None if none is there."""
+    meta = Path(os.environ.get("CODEGYM_ENVS", str(ENVS))) / ".meta"
+    for f in sorted(meta.glob("*.json")) if meta.is_dir() else []:
+        try:
+            info = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        spec = info.get("spec") or {}
+        if spec.get("repo") == repo and spec.get("version") == version and info.get("python"):
+            suite = str(info.get("system", "")).split(":")
+            return f"{info['python']} {suite[1]}" if suite[0] == "root" and len(suite) > 1 else str(info["python"])
+    return None
+
+
 def python_used(task, reports) -> str:
-    """A ``Python 3.X`` (or a ``python3.X/site-packages`` path) the grade's report or the task
-    names, else the sandbox's interpreter, marked ``*`` (inferred)."""
+    """The Python of the environment built for the task, else a ``Python 3.X`` the grade's
+    report or the task names, else the sandbox's interpreter, marked ``*`` (inferred)."""
+    d = swe_data(task)
+    found = env_python(str(d.extra.get("repo", "")), str(d.extra.get("version", "")))
+    if found:
+        return found
     texts = [r.message for r in reports] + [c.message for r in reports for c in r.cases]
     extra = swe_data(task).extra
     texts += [str(extra.get(k, "")) for k in ("python", "env", "environment")]
@@ -93,6 +115,15 @@ def reason(g) -> str:
         pick = errs[-1] if errs else (lines[0] if lines else c.status)
         return f"{c.name}: {pick}"[:160]
     return g.report.message.splitlines()[0][:160] if g.report.message else ""
+
+
+def cause_of(iid: str, gold: str) -> str:
+    """Why the gold patch is not FULL: the record's known cause (``network``: its tests need the
+    internet; ``record``: a fault of the record; ``mirror``: the mirror cannot give it whole --
+    swe_real_records.KNOWN), else ``codegym``; empty when FULL."""
+    if gold == "FULL":
+        return ""
+    return data.KNOWN[iid][0] if iid in data.KNOWN else "codegym"
 
 
 def import_one(records: Path, iid: str, out: Path):
@@ -133,7 +164,7 @@ def run(records: list[dict], backend: str, envs: str | None, imported: dict) -> 
         row = {"backend": backend, "instance_id": iid, "repo": r["repo"], "version": r["version"],
                "python_asked": spec_python(r["repo"], r["version"]), "import_s": round(import_s, 1)}
         if folder is None:
-            rows.append({**row, "gold": "-", "noop": "-", "reason": why})
+            rows.append({**row, "gold": "-", "noop": "-", "cause": cause_of(iid, "-"), "reason": why})
             print(_line(rows[-1]), flush=True)
             continue
         task = list(load_suite(folder))[0]
@@ -147,7 +178,8 @@ def run(records: list[dict], backend: str, envs: str | None, imported: dict) -> 
             gold2 = grade(task, reference_files(task), sb)
             t3 = time.perf_counter()
         except Exception as e:  # noqa: BLE001 -- a failing grade is a row of the table
-            rows.append({**row, "gold": "error", "noop": "error", "reason": f"grade raised {e!r}"[:160]})
+            rows.append({**row, "gold": "error", "noop": "error", "cause": "codegym",
+                         "reason": f"grade raised {e!r}"[:160]})
             print(_line(rows[-1]), flush=True)
             continue
         setup = max(0.0, (t1 - t0) - (t3 - t2))
@@ -161,7 +193,8 @@ def run(records: list[dict], backend: str, envs: str | None, imported: dict) -> 
         rows.append({**row, "python_used": python_used(task, [gold.report, noop.report]),
                      "gold": gold.resolution.status, "noop": noop.resolution.status,
                      "setup_kind": kind, "setup_s": round(setup, 1), "grade_s": round(t3 - t2, 1),
-                     "noop_s": round(t2 - t1, 1), "reason": why})
+                     "noop_s": round(t2 - t1, 1), "cause": cause_of(iid, gold.resolution.status),
+                     "reason": why})
         print(_line(rows[-1]), flush=True)
     return rows
 
@@ -183,14 +216,14 @@ def _fresh_envs(envs: str | None, backend: str) -> str:
 
 
 HEADER = (f"{'backend':7} {'record':36} {'repository':28} {'ver':5} {'py asked':8} {'py used':14} "
-          f"{'gold':7} {'no-op':7} {'setup':>11} {'grade s':>7}  reason")
+          f"{'gold':7} {'no-op':7} {'setup':>11} {'grade s':>7}  {'cause':8} reason")
 
 
 def _line(r: dict) -> str:
     setup = f"{r['setup_kind']} {r['setup_s']:.1f}" if "setup_s" in r else "-"
     grade_s = f"{r['grade_s']:.1f}" if "grade_s" in r else "-"
     return (f"{r['backend']:7} {r['instance_id']:36} {r['repo']:28} {r['version']:5} {r['python_asked']:8} "
-            f"{r.get('python_used', '-'):14} {r['gold']:7} {r['noop']:7} {setup:>11} {grade_s:>7}  {r['reason']}")
+            f"{r.get('python_used', '-'):14} {r['gold']:7} {r['noop']:7} {setup:>11} {grade_s:>7}  {r.get('cause', ''):8} {r['reason']}")
 
 
 def _median(xs: list[float]) -> str:
@@ -206,7 +239,13 @@ def summary(rows: list[dict]) -> list[str]:
         cold = [r["setup_s"] for r in rs if r.get("setup_kind") == "cold"]
         warm = [r["setup_s"] for r in rs if r.get("setup_kind") == "warm"]
         grades = [r["grade_s"] for r in rs if "grade_s" in r]
-        out.append(f"{backend}: gold FULL {full}/{len(rs)}, no-op FULL {noop_full}/{len(rs)}, "
+        causes: dict[str, int] = {}
+        for r in rs:
+            if r.get("cause"):
+                causes[r["cause"]] = causes.get(r["cause"], 0) + 1
+        by_cause = ", ".join(f"{c} {n}" for c, n in sorted(causes.items())) or "none"
+        out.append(f"{backend}: gold FULL {full}/{len(rs)} (the rest by cause: {by_cause}), "
+                   f"no-op FULL {noop_full}/{len(rs)}, "
                    f"not imported {sum(r['gold'] == '-' for r in rs)}; setup median cold {_median(cold)} s "
                    f"({len(cold)}), warm {_median(warm)} s ({len(warm)}); grade median {_median(grades)} s")
     return out
