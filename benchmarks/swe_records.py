@@ -17,7 +17,7 @@ swebench 4.1.0's) and the Python the grade used (a ``Python X.Y`` the report or 
 else the sandbox's interpreter, marked ``*``); gold and no-op resolutions; ``setup s`` = first gold grade
 minus the second (the environment built or found, and the base tree made): ``cold`` for the
 first record of an environment (repository, version, packages) in this run, ``warm`` for the
-next ones; ``grade s`` = the second gold grade; the cause where gold is not FULL (``network``,
+next ones (the records of ``KNOWN`` are graded last); ``grade s`` = the second gold grade; the cause where gold is not FULL (``network``,
 ``record``, ``mirror``: the record's known cause, tests/importers/data/swebench_real/
 swe_real_records.py ``KNOWN``; else ``codegym``) and the reason of each failure (one line). The run
 starts on an emptied environment folder (``CODEGYM_ENVS`` = /var/tmp/codegym-swe-records/envs;
@@ -266,6 +266,8 @@ def main() -> None:
         sys.exit(f"records unavailable: {e}")
     if args.ids:
         records = [r for r in records if r["instance_id"] in set(args.ids)]
+    # the records known not to resolve here (their tests need the internet, ...) last: the slow ones
+    records.sort(key=lambda r: r["instance_id"] in data.KNOWN)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="codegym-swe-records-", dir="/var/tmp") as tmp:
         if args.imported:

@@ -169,6 +169,10 @@ KNOWN = {
                                       "http://httpbin.org"),
     "psf__requests-2674": ("network", "13 of 13 FAIL_TO_PASS and 53 of 138 PASS_TO_PASS tests request "
                                       "http://httpbin.org"),
+    "psf__requests-3362": ("network", "2 of 75 PASS_TO_PASS tests (TestTimeout::test_connect_timeout, "
+                                      "::test_total_timeout_connect) expect a connect timeout from "
+                                      "http://10.255.255.1, an address with a route and no answer; with no "
+                                      "network the connection fails at once (ConnectionError)"),
 }
 
 
