@@ -33,9 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codegym.core.git import GIT_IDENTITY, git, git_text
+from codegym.core.git import git, git_text
 from codegym.sandbox.pyreqs import RequirementError
 from codegym.sandbox.repoenv import DEFAULT_INSTALL, PythonEnvSpec, RepoInstall
+from codegym.tasks.basecommit import commit_base
 from codegym.tasks.patches import SWEError, apply_patch, check_relpath
 from codegym.tasks.schema import Solution
 
@@ -354,10 +355,7 @@ class BaseTree:
         # instead of hundreds of object directories to copy and delete.
         # every file of the tree, ignored ones too: the upstream tree holds files its own
         # .gitignore names (flask's tests/test_apps/.env), and its tests read them
-        for args in (["init", "-q", "--template=", "-b", "base"], ["add", "-A", "--force"],
-                     ["commit", "-q", "--allow-empty", "--no-verify", "-m", "base"],
-                     ["repack", "-a", "-d", "-q"], ["prune-packed"]):
-            git(args, root, env=GIT_IDENTITY, error=SWEError)
+        commit_base(root, SWEError)
         self._files: dict[str, str] | None = None
         self._lock = threading.Lock()
 
