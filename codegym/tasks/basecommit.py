@@ -21,8 +21,6 @@ from pathlib import Path
 
 from codegym.core.git import GIT_IDENTITY, git
 
-__all__ = ["commit_base"]
-
 def _entries(top: str, rel: str = ""):
     """(path, mode, bytes) of every file and link under `top` but ``.git``, as ``git add -A``
     sees them (a link's bytes are its target)."""
