@@ -46,6 +46,7 @@ from codegym.tasks.repo import (
     base_tree,
     git_dir,
     reference_files,
+    source_of,
     swe_data,
 )
 from codegym.tasks.schema import Task
@@ -356,8 +357,7 @@ def mine_repository(repo: str | os.PathLike, out_dir: str | os.PathLike, *, name
     t0 = time.monotonic()
     say = log or (lambda _m: None)
     src = str(repo)
-    source = RepoSource("git", src) if re.match(r"^[A-Za-z][\w+.-]*://", src) else \
-        RepoSource("dir", str(Path(src).expanduser().resolve()))
+    source = source_of(src, None, Path.cwd())
     gdir = git_dir(source)
     label = name or _label(src)
     out = Path(out_dir)

@@ -26,18 +26,10 @@ import yaml
 from codegym.core.git import GIT_IDENTITY, GitError, git, git_text
 from codegym.importers.yamlout import task_yaml
 from codegym.tasks.patches import SWEError
-from codegym.tasks.repo import RepoSource, check_commit, git_dir
+from codegym.tasks.repo import check_commit, git_dir, source_of
 
 #: where the bundles live, inside the suite folder
 BUNDLE_DIR = "repos"
-
-
-def _source(suite_dir: Path, url: str, commit: str | None) -> RepoSource:
-    if re.match(r"^[A-Za-z][\w+.-]*://", url):
-        return RepoSource("git", url, commit)
-    path = Path(url) if Path(url).is_absolute() else (suite_dir / url)
-    path = path.resolve()
-    return RepoSource("bundle" if path.name.endswith(".bundle") else "dir", str(path), commit)
 
 
 def _slug(repo: str) -> str:
@@ -145,7 +137,7 @@ def _make_bundle(root: Path, bundle: Path, bases: list[tuple[str, str, str]]
             queued.add(commit)
             try:
                 check_commit(commit, "base commit")
-                src = git_dir(_source(root, url, commit))
+                src = git_dir(source_of(url, commit, root))
             except (SWEError, GitError, OSError) as e:
                 failed[commit] = str(e)[:300]
                 continue

@@ -99,11 +99,19 @@ def repo_source(task: Task) -> RepoSource:
     url, commit = str(repo.url), (str(repo.commit) if repo.commit else None)
     if commit is not None:
         check_commit(commit, f"task {task.id}: repo.commit")
+    return source_of(url, commit, _task_dir(task), f"task {task.id}: repo.url")
+
+
+def source_of(url: str, commit: str | None, base: Path, what: str = "repository") -> RepoSource:
+    """The `RepoSource` a repository URL or path names: a git URL (``scheme://`` or
+    ``user@host:``), else a path (relative to `base`) to a folder, a ``.bundle`` or a tarball;
+    SWEError naming `what` otherwise. The one reading of a repository location (tasks,
+    mined suites, ``codegym tasks mine``)."""
     if _GIT_URL_RE.match(url):
         return RepoSource("git", url, commit)
     path = Path(url).expanduser()
     if not path.is_absolute():
-        path = _task_dir(task) / path
+        path = base / path
     path = path.resolve()
     name = path.name.lower()
     if name.endswith(".bundle"):
@@ -113,10 +121,10 @@ def repo_source(task: Task) -> RepoSource:
     elif path.is_dir():
         kind = "dir"
     else:
-        raise SWEError(f"task {task.id}: repo.url {url!r} is neither a directory, a .bundle, "
+        raise SWEError(f"{what} {url!r} is neither a directory, a .bundle, "
                        f"a tarball nor a git URL (looked at {path})")
     if kind != "dir" and not path.is_file():
-        raise SWEError(f"task {task.id}: repository file not found: {path}")
+        raise SWEError(f"{what}: repository file not found: {path}")
     return RepoSource(kind, str(path), commit)
 
 

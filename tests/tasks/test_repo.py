@@ -7,7 +7,7 @@ import pytest
 from _repo_tasks import CENTS, SUITE, TASKS, make_mini_repo, repo_task
 
 from codegym.tasks.patches import SWEError, apply_patch, patch_paths
-from codegym.tasks.repo import base_tree, repo_source, swe_data
+from codegym.tasks.repo import base_tree, repo_source, source_of, swe_data
 
 
 def test_bundled_suite_has_original_repositories_with_patches():
@@ -49,6 +49,19 @@ def test_repository_sources_give_the_same_base(mini_repo):
     assert "LATER.md" in head.files
     with pytest.raises(SWEError):
         repo_source(repo_task(str(root / "nowhere")))
+
+
+def test_one_reading_of_a_repository_location(mini_repo):
+    """Tasks, mined suites and ``tasks mine`` read a location by one rule (issue 31: they had
+    three, and only the tasks' knew ``user@host:`` URLs and tarballs)."""
+    root, base = mini_repo
+    assert source_of("git@example.org:o/r.git", base, root).kind == "git"
+    assert source_of("https://example.org/o/r", None, root).kind == "git"
+    assert source_of("repo.bundle", base, root) == source_of(str(root / "repo.bundle"), base, root)
+    assert source_of("repo.tar.gz", None, root).kind == "tarball"
+    assert source_of("repo", base, root).kind == "dir"
+    with pytest.raises(SWEError, match="mined 'nowhere' is neither"):
+        source_of("nowhere", None, root, "mined")
 
 
 def test_apply_patch_modifies_adds_and_deletes():
