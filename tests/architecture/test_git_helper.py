@@ -12,6 +12,11 @@ _RUNNERS = {"run", "Popen", "call", "check_call", "check_output", "getoutput", "
             "execv", "execvp", "execvpe", "execl", "execlp", "spawnv", "spawnvp", "posix_spawn", "posix_spawnp"}
 
 
+#: what only the helper sets: its neutralising variables and the commit identity (`GIT_IDENTITY`)
+_ENV_COPIES = {"GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_ATTR_NOSYSTEM",
+               "GIT_NO_REPLACE_OBJECTS", "GIT_LITERAL_PATHSPECS", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"}
+
+
 def _is_git(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and \
         (node.value == "git" or node.value.endswith("/git") or node.value.startswith("git "))
@@ -28,12 +33,15 @@ def _offences(path: Path, root: Path = PKG.parent) -> list[str]:
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
             if name in _RUNNERS and node.args and _is_git(node.args[0]):
                 bad.append(f"{rel}:{node.lineno}: {name}(git ...)")
+            elif name == "which" and node.args and _is_git(node.args[0]):
+                bad.append(f"{rel}:{node.lineno}: which(git): a git binary of its own")
         elif isinstance(node, ast.Import) and any(a.name == "git" or a.name.startswith("git.") for a in node.names):
             bad.append(f"{rel}:{node.lineno}: import git (GitPython runs git with its own environment)")
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "git" and not node.level:
             bad.append(f"{rel}:{node.lineno}: from git import ...")
-        elif isinstance(node, ast.Constant) and node.value in ("GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL"):
+        elif isinstance(node, ast.Constant) and node.value in _ENV_COPIES:
             bad.append(f"{rel}:{node.lineno}: a copy of the git environment ({node.value})")
+
         elif isinstance(node, ast.FunctionDef) and node.name in ("_git", "git"):
             bad.append(f"{rel}:{node.lineno}: a git helper of its own ({node.name})")
     return bad
@@ -47,8 +55,9 @@ def test_no_git_outside_the_helper():
 def test_the_check_sees_the_old_forms(tmp_path):
     """The check itself: each way git used to be run is caught."""
     src = tmp_path / "m.py"
-    src.write_text('import subprocess\nimport git\n_E = {"GIT_CONFIG_NOSYSTEM": "1"}\n'
+    src.write_text('import shutil, subprocess\nimport git\n_E = {"GIT_CONFIG_NOSYSTEM": "1"}\n'
                    'def _git(*a):\n    return subprocess.run(["git", *a])\n'
-                   'subprocess.check_output(("git", "log"))\n')
+                   'subprocess.check_output(("git", "log"))\n'
+                   '_ID = {"GIT_AUTHOR_NAME": "me"}\nEXE = shutil.which("git")\n')
     found = _offences(src, tmp_path)
-    assert len(found) == 5, found
+    assert len(found) == 7, found
