@@ -61,7 +61,7 @@ SUBSETS: dict[str, tuple[tuple[str, ...], str]] = {
     "core/languages.py": (("log", "DEFAULT_PYTHON", "UnknownLanguageError", "python_path", "_checked_python",
                            "LanguageSpec", "SANDBOX_PATH", "_which", "_probe"), _LANG_TAIL),
     "judge/run.py": (("_COMMENT_LINE", "_BLOCK", "is_blank_code", "python_compile_error", "checker_tag"),
-                     "\nfrom codegym.judge.checkers import make_checker, make_value_checker  # noqa: E402\n"
+                     "\nfrom codegym.judge.checkers import make_checker  # noqa: E402\n"
                      "from codegym.judge.harness import HARNESS_VERSION  # noqa: E402\n"
                      "from codegym.judge.protocol import parse_python  # noqa: E402\n"),
     "judge/testgen.py": (("TestgenError", "Case"), ""),
@@ -126,12 +126,17 @@ def subset_source(source: str, keep: Iterable[str], tail: str = "") -> str:
     return "\n".join(out) + "\n" + tail
 
 
+#: the special-judge checker runs programs in a sandbox: exported tasks never have one, and the
+#: vendored judge (``judge/kinds/stdio.py``, ``judge/checkers/__init__.py``) imports this stand-in
+_PROGRAM_STUB = ('"""codegym.judge.checkers.program in an exported Harbor task: no program checkers."""\n\n\n'
+                 'class ProgramChecker:  # exported tasks have no program checkers\n'
+                 '    def __init__(self, *args, **kwargs):\n'
+                 '        raise ValueError("program checkers are not exported")\n')
+
+
 def _checkers_init(source: str) -> str:
     text = subset_source(source, SUBSETS["judge/checkers/__init__.py"][0])
-    # the special-judge checker runs programs in a sandbox: exported tasks never have one
-    return text + ('\n\nclass ProgramChecker:  # exported tasks have no program checkers\n'
-                   '    def __init__(self, *args, **kwargs):\n'
-                   '        raise ValueError("program checkers are not exported")\n')
+    return text + "\nfrom codegym.judge.checkers.program import ProgramChecker  # noqa: E402,F401\n"
 
 
 def vendor_judge(dest: Path, languages: Iterable[str]) -> list[Path]:
@@ -152,6 +157,7 @@ def vendor_judge(dest: Path, languages: Iterable[str]) -> list[Path]:
     for rel in EMPTY:
         put(rel, "")
     put("sandbox/__init__.py", _SANDBOX_INIT)
+    put("judge/checkers/program.py", _PROGRAM_STUB)
     for rel, (keep, tail) in SUBSETS.items():
         src = (PACKAGE_ROOT / rel).read_text(encoding="utf-8")
         put(rel, _checkers_init(src) if rel == "judge/checkers/__init__.py" else subset_source(src, keep, tail))
