@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from codegym.edits.render import render_action
+from codegym.tasks.schema import Task
 
 
 @runtime_checkable
@@ -24,12 +25,12 @@ class Agent(Protocol):
 
     name: str
 
-    def reset(self, task: Any = None, seed: int | None = None) -> None: ...
+    def reset(self, task: Task | None = None, seed: int | None = None) -> None: ...
 
     def act(self, observation: str, info: dict[str, Any]) -> str: ...
 
 
-def task_language_files(task: Any, language: str | None, solution: str = "reference") -> tuple[str, dict[str, str]]:
+def task_language_files(task: Task, language: str | None, solution: str = "reference") -> tuple[str, dict[str, str]]:
     """(language, files) of the task's solution in `language` if it has one, else of `solution`.
 
     Looks for a solution whose language equals `language` (preferring the one named
@@ -64,7 +65,7 @@ class TaskAgent:
         self.task = None
         self._turn = 0
 
-    def reset(self, task: Any = None, seed: int | None = None) -> None:
+    def reset(self, task: Task | None = None, seed: int | None = None) -> None:
         self.task = task
         self._turn = 0
 

@@ -27,6 +27,7 @@ from codegym.agents.llm_response import render_tool_calls, response_tokens
 from codegym.agents.llm_spec import parse_spec
 from codegym.core.keys import user_base_url
 from codegym.edits.render import TOOL_SCHEMAS
+from codegym.tasks.schema import Task
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an expert programmer working on a coding task in a multi-turn environment. "
@@ -146,7 +147,7 @@ class LLMAgent(ChatClient):
 
     # ------------------------------------------------------------------ Agent protocol
 
-    def reset(self, task: Any = None, seed: int | None = None) -> None:
+    def reset(self, task: Task | None = None, seed: int | None = None) -> None:
         """Start a new conversation (the task is not read: the model sees only observations)."""
         self.messages = []
         self.last_turn = None

@@ -19,6 +19,7 @@ from typing import Any
 from codegym.agents.base import TaskAgent, task_language_files
 from codegym.edits.render import render_action
 from codegym.edits.trees import parser_for
+from codegym.tasks.schema import Task
 
 IMPLIED = {"syntax": "compile_error", "crash": "runtime_error", "loop": "timeout",
            "output": "wrong_answer", "operator": "not_accepted"}
@@ -114,7 +115,7 @@ class MutantAgent(TaskAgent):
         self.rng = random.Random(seed)
         self.last_mutation: dict[str, Any] | None = None
 
-    def reset(self, task: Any = None, seed: int | None = None) -> None:
+    def reset(self, task: Task | None = None, seed: int | None = None) -> None:
         super().reset(task, seed)
         if seed is not None:
             self.rng = random.Random(hash((self.seed, seed)) & 0xFFFFFFFF)

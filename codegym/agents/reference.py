@@ -20,6 +20,7 @@ from typing import Any
 from codegym.agents.base import TaskAgent, task_language_files
 from codegym.edits.formats import EDIT_FORMATS
 from codegym.tasks.repo import with_reference
+from codegym.tasks.schema import Task
 
 
 class OracleAgent(TaskAgent):
@@ -44,7 +45,7 @@ class OracleAgent(TaskAgent):
         self.solution = solution
         self.submit_turn = max(1, int(submit_turn))
 
-    def reset(self, task: Any = None, seed: int | None = None) -> None:
+    def reset(self, task: Task | None = None, seed: int | None = None) -> None:
         # a repository task's reference is its gold patch applied to the base tree
         if getattr(task, "kind", None) == "repo" and not getattr(task, "solutions", None):
             task = with_reference(task)
@@ -119,7 +120,7 @@ class ReplayAgent:
         other._current = deque()
         return other
 
-    def reset(self, task: Any = None, seed: int | None = None) -> None:
+    def reset(self, task: Task | None = None, seed: int | None = None) -> None:
         task_id = getattr(task, "id", task)
         with self._lock:
             queue = self._episodes.get(task_id)

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from codegym.agents.scaffold_box import ISOLATIONS, ScaffoldBox
 from codegym.core.yamldoc import Doc, DocError, DocValidationError, pydantic_message
 from codegym.edits.render import render_action
+from codegym.tasks.schema import Task
 
 SCAFFOLD_DIR = Path(__file__).with_name("scaffolds")
 
@@ -136,7 +137,7 @@ def load_scaffold_config(name_or_path: str, **overrides: Any) -> ScaffoldConfig:
         raise DocValidationError(errs) from None
 
 
-def task_prompt(task: Any, files: Mapping[str, str], main_file: str | None, language: str | None,
+def task_prompt(task: Task, files: Mapping[str, str], main_file: str | None, language: str | None,
                 workdir: str) -> str:
     """The task as a scaffold reads it: the statement, the files and how it is judged."""
     listing = "\n".join(f"- {p}" for p in sorted(files)) or "- (no files yet)"
@@ -208,7 +209,7 @@ class ScaffoldAgent:
     def fork(self) -> ScaffoldAgent:
         return type(self)(self.config.model_copy(deep=True))
 
-    def reset(self, task: Any = None, seed: int | None = None) -> None:
+    def reset(self, task: Task | None = None, seed: int | None = None) -> None:
         self.task, self.seed = task, seed
         self.last_turn, self.last_run, self._queue = None, None, None
 

@@ -42,6 +42,7 @@ from codegym.judge.calibrate import (
     machine_facts,
 )
 from codegym.sandbox import make_sandbox
+from codegym.sandbox.types import Sandbox
 from codegym.tasks.runtimes import SIDECAR, update_sidecar
 from codegym.tasks.suite import check_suite, list_suites
 
@@ -96,7 +97,7 @@ def _print_table(suite: str, rows: list[TaskCalibration], min_ratio: float, metr
     Console(width=None if sys.stdout.isatty() else 260).print(table)
 
 
-def _machine(sandbox) -> dict:
+def _machine(sandbox: Sandbox) -> dict:
     return {**machine_facts(), "sandbox": type(sandbox).__name__,
             "isolation": sandbox.isolation}
 

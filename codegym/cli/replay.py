@@ -37,7 +37,9 @@ from codegym.evaluation.store import CONFIG_COPY, MANIFEST_FILE
 from codegym.judge import judge
 from codegym.rollout.records import state_hash
 from codegym.sandbox import make_sandbox
+from codegym.sandbox.types import Sandbox
 from codegym.tasks.load import TaskValidationError
+from codegym.tasks.schema import Task
 from codegym.tasks.suite import load_suite
 
 #: an eval folder's manifest.json is small: read within these caps
@@ -190,7 +192,7 @@ class TaskIndex:
 # --------------------------------------------------------------------------- one episode
 
 
-def _start_files(task: Any, language: str | None, seed: Any, sandbox: Any) -> dict[str, Any]:
+def _start_files(task: Task, language: str | None, seed: Any, sandbox: Sandbox) -> dict[str, Any]:
     """The workspace an episode of `task` starts from (what the env's reset lays out)."""
     cls = SWEEnv if task.kind == "repo" else CodeEnv
     env = cls(tasks=[task], language=language, sandbox=sandbox, max_turns=1)
@@ -275,7 +277,7 @@ def record_problem(rec: Mapping[str, Any]) -> str | None:
     return None
 
 
-def replay_episode(where: str, rec: Mapping[str, Any] | str, tasks: TaskIndex, sandbox: Any) -> EpisodeReplay:
+def replay_episode(where: str, rec: Mapping[str, Any] | str, tasks: TaskIndex, sandbox: Sandbox) -> EpisodeReplay:
     """Judge one stored episode again (see the module docstring); a malformed record (or a
     line that is not one: `rec` is then what is wrong with it) is an ``error`` naming its
     bad field, never an exception."""
@@ -317,7 +319,7 @@ def replay_episode(where: str, rec: Mapping[str, Any] | str, tasks: TaskIndex, s
     return out
 
 
-def replay(path: str | Path, *, suites: Sequence[str] = (), sandbox: Any = None, workers: int | None = None,
+def replay(path: str | Path, *, suites: Sequence[str] = (), sandbox: Sandbox | None = None, workers: int | None = None,
            limit: int | None = None) -> ReplayReport:
     """Judge every stored episode of `path` again (see the module docstring)."""
     p = Path(path)

@@ -28,6 +28,7 @@ from codegym.edits.units import split_units
 from codegym.edits.workspace import Workspace
 from codegym.judge.run import judge
 from codegym.sandbox import make_sandbox, require_isolation
+from codegym.sandbox.types import Sandbox
 from codegym.tasks.fields import canonical_language
 from codegym.tasks.schema import Task
 from codegym.tasks.suite import Suite, load_suite
@@ -128,7 +129,7 @@ class EpisodeEnv(gym.Env[str, str]):
                  task_id: str | None = None, max_turns: int = 4, feedback: str = "public",
                  auto_submit: bool = True, formats: Sequence[str] | None = None,
                  language: str | None = None, reward: str = "pass_fraction",
-                 timing: bool | str = False, sandbox: Any = None, sampler: Any = None,
+                 timing: bool | str = False, sandbox: Sandbox | None = None, sampler: Any = None,
                  early_exit: bool = False, protected: Sequence[str] = (),
                  render_mode: str | None = None,
                  max_observation_chars: int = MAX_OBSERVATION_CHARS):

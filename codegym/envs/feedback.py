@@ -14,6 +14,7 @@ from typing import Any
 
 from codegym.core.languages import language_of_path
 from codegym.sandbox.launcher import HIDDEN_DIR
+from codegym.tasks.schema import Task
 
 #: longest excerpt of one stream (input / expected / got / compiler output) shown
 EXCERPT_CHARS = 600
@@ -71,7 +72,7 @@ def render_files(files: Mapping[str, str], max_chars: int = 60_000) -> str:
     return "\n\n".join(out) if out else "(no files)"
 
 
-def reset_prompt(task: Any, files: Mapping[str, str], language: str, main_file: str,
+def reset_prompt(task: Task, files: Mapping[str, str], language: str, main_file: str,
                  format_help: str, max_turns: int, feedback: str) -> str:
     """The first observation: statement, files, how to answer, turns."""
     title = task.title or task.id

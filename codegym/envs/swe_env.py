@@ -30,6 +30,7 @@ from codegym.envs.repo_tools import REPO_TOOL_HELP, parse_with_repo_tools
 from codegym.judge.kinds.repo import resolution, run_command, run_env, tests_sandbox
 from codegym.judge.logs.pytest import parse_results
 from codegym.sandbox.envbuild import EnvBuildError
+from codegym.sandbox.types import Sandbox
 from codegym.tasks.patches import SWEError
 from codegym.tasks.repo import BaseTree, base_tree, swe_data, with_reference
 from codegym.tasks.schema import Task
@@ -71,7 +72,7 @@ _BUILDER = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_pref
 _REAPER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="codegym-ws-reaper")
 
 
-def prepare_env(task: Task, sandbox) -> concurrent.futures.Future:
+def prepare_env(task: Task, sandbox: Sandbox) -> concurrent.futures.Future:
     """A future of the task's `RunEnv` (`run_env`), built in the background when it is not yet:
     one build per task and sandbox at a time; a failed one is tried again by the next call."""
     key = (task.id, task.content_hash, id(sandbox))

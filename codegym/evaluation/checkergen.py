@@ -28,7 +28,9 @@ from codegym.judge.checkers.program import ProgramChecker
 from codegym.judge.kinds.stdio import stdio_build, stdio_launch
 from codegym.judge.testgen import materialize
 from codegym.sandbox import RunRequest
+from codegym.sandbox.types import Sandbox
 from codegym.tasks.load import load_task
+from codegym.tasks.schema import Task
 
 CHECKER_SYSTEM_PROMPT = (
     "You write checker programs (special judges) for competitive-programming tasks whose outputs admit "
@@ -114,7 +116,7 @@ class Generated:
 # --------------------------------------------------------------------------- the validation set
 
 
-def _run_outputs(task, language: str, files: dict, inputs: Sequence[str], sandbox) -> list[str | None]:
+def _run_outputs(task: Task, language: str, files: dict, inputs: Sequence[str], sandbox: Sandbox) -> list[str | None]:
     """stdout of `files` on each input (None where the run did not end ok)."""
     main = task.main_file_for(language) or ""
     argv, extra = stdio_launch(language, files, main, task.preamble)
@@ -154,7 +156,7 @@ def _tokens(s: str) -> tuple[str, ...]:
     return tuple(s.split())
 
 
-def validation_set(task, sandbox, max_cases: int = 24, mutants: int = 2, seed: int = 0) -> list[Sample]:
+def validation_set(task: Task, sandbox: Sandbox, max_cases: int = 24, mutants: int = 2, seed: int = 0) -> list[Sample]:
     """The samples a checker of `task` must get right (see the module docstring)."""
     if task.kind != "stdio":
         raise ValueError(f"{task.id}: checker programs judge stdio tasks (this one is {task.kind})")
@@ -215,7 +217,7 @@ def outputs_differ(samples: Sequence[Sample]) -> bool:
 # --------------------------------------------------------------------------- validating a checker
 
 
-def validate_checker(code: str, samples: Sequence[Sample], sandbox, language: str = "python",
+def validate_checker(code: str, samples: Sequence[Sample], sandbox: Sandbox, language: str = "python",
                      time_s: float = 10.0, keep: int = 8) -> Validation:
     """Run the checker on every sample: it must accept the correct outputs, reject the
     wrong ones, and never fail (crash -- an exit code the checker conventions do not
@@ -246,7 +248,7 @@ def validate_checker(code: str, samples: Sequence[Sample], sandbox, language: st
 # --------------------------------------------------------------------------- talking to the model
 
 
-def checker_prompt(task, samples: Sequence[Sample], examples: int = 3) -> str:
+def checker_prompt(task: Task, samples: Sequence[Sample], examples: int = 3) -> str:
     """The first message: statement, the checker protocol, a few cases with valid outputs."""
     parts = [f"Task: {task.title or task.id}\n\n{task.statement.strip()}\n",
              "Write the checker for this task (protocol in the system message). Examples of a test's input, "
@@ -286,7 +288,7 @@ def extract_code(reply: str) -> str | None:
     return blocks[-1] if blocks else None
 
 
-def generate_checker(task, agent, sandbox, samples: Sequence[Sample] | None = None, attempts: int = 3,
+def generate_checker(task: Task, agent, sandbox: Sandbox, samples: Sequence[Sample] | None = None, attempts: int = 3,
                      time_s: float = 10.0) -> Generated:
     """Ask `agent` (an `LLMAgent`) for a checker of `task` until one passes validation,
     at most `attempts` times, each retry with the last failures as feedback."""

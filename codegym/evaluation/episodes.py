@@ -25,6 +25,7 @@ from codegym.envs import register_envs
 from codegym.evaluation.config import AgentEntry, EpisodeSpec, EvalConfig
 from codegym.evaluation.speed import score_perf
 from codegym.rollout.runner import run_episode, sum_usage
+from codegym.tasks.schema import Task
 from codegym.wrappers.config import apply_reward_wrappers
 
 
@@ -73,7 +74,7 @@ class _Budgeted:
     def last_mutation(self):
         return getattr(self.agent, "last_mutation", None)
 
-    def reset(self, task: Any = None, seed: int | None = None) -> None:
+    def reset(self, task: Task | None = None, seed: int | None = None) -> None:
         self.agent.reset(task=task, seed=seed)
         self._t0 = time.monotonic()
 
@@ -126,7 +127,7 @@ class EpisodeWorker:
             self.envs[i] = env
         return self.envs[i]
 
-    def agent(self, spec: EpisodeSpec, task: Any):
+    def agent(self, spec: EpisodeSpec, task: Task):
         entry = self.entries[spec.agent]
         if entry.spec.startswith("replay"):
             # a replay agent hands out a task's recorded episodes in order: sample s plays the

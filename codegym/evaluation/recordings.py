@@ -24,6 +24,8 @@ from codegym.core.jsonl import DataError, json_lines
 from codegym.edits.parse import apply_changes, parse_action
 from codegym.judge.perf import Unscorable, perf_workload
 from codegym.rollout.records import Trajectory, state_hash
+from codegym.sandbox.types import Sandbox
+from codegym.tasks.schema import Task
 from codegym.wrappers.measure import (
     TimedRunFailed,
     TimingSettings,
@@ -308,7 +310,7 @@ def save_recordings(path: str | Path, recs: Sequence[Recording]) -> int:
 # --------------------------------------------------------------------------- measuring
 
 
-def final_files(task, rec: Recording, actions: Sequence[str]) -> dict[str, str]:
+def final_files(task: Task, rec: Recording, actions: Sequence[str]) -> dict[str, str]:
     """A collect episode's final files: its actions replayed on the starter, checked
     against the recorded final state hash when there is one."""
     files = dict(task.starter_files())
@@ -337,7 +339,7 @@ def _interval(m) -> Interval | None:
     return Interval(float(med), float(lo), float(hi))
 
 
-def _solution_times(task, sandbox, settings: TimingSettings) -> dict[str, Interval]:
+def _solution_times(task: Task, sandbox: Sandbox, settings: TimingSettings) -> dict[str, Interval]:
     out: dict[str, Interval] = {}
     for name, sol in task.solutions.items():
         if getattr(sol, "expect", "accepted") != "accepted":
@@ -351,7 +353,7 @@ def _solution_times(task, sandbox, settings: TimingSettings) -> dict[str, Interv
     return out
 
 
-def measure_recordings(recs: Sequence[Recording], tasks: Mapping[str, Any], sandbox, metric: str | None = None,
+def measure_recordings(recs: Sequence[Recording], tasks: Mapping[str, Any], sandbox: Sandbox, metric: str | None = None,
                        settings: TimingSettings | None = None, progress=None) -> int:
     """Measure every accepted recording lacking `metric` (None: each task's own) on its
     task's perf split, with the task's solutions; returns the number measured.
@@ -383,7 +385,7 @@ def measure_recordings(recs: Sequence[Recording], tasks: Mapping[str, Any], sand
     return done
 
 
-def _measure_one(task, files: Mapping[str, str], language: str, sandbox, settings: TimingSettings,
+def _measure_one(task: Task, files: Mapping[str, str], language: str, sandbox: Sandbox, settings: TimingSettings,
                  metric: str) -> MetricTimes:
     sols = _solution_times(task, sandbox, settings)
     mt = MetricTimes(unit="instructions" if metric == "instructions" else "s", solutions=sols,

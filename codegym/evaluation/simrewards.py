@@ -21,7 +21,9 @@ import gymnasium as gym
 
 from codegym.edits.parse import apply_changes, parse_action
 from codegym.evaluation.recordings import Interval, MetricTimes, Recording
+from codegym.sandbox.types import Sandbox
 from codegym.tasks.runtimes import percentile_rank
+from codegym.tasks.schema import Task
 from codegym.wrappers.base import failed_report
 from codegym.wrappers.config import RewardSpec
 from codegym.wrappers.measure import ComparisonRecord
@@ -170,7 +172,7 @@ class ReplayEnv(gym.Env):
 
     metadata: dict = {"render_modes": []}
 
-    def __init__(self, rec: Recording, task: Any = None, sandbox: Any = None):
+    def __init__(self, rec: Recording, task: Task | None = None, sandbox: Sandbox | None = None):
         self.rec, self.task, self.sandbox, self.t = rec, task, sandbox, 0
         self.protected: tuple = ()  # DiffSizePenalty: edits to protected paths were refused when recorded
         self.language = rec.language or (task.language if task is not None else None)
@@ -200,7 +202,8 @@ class _Files:
     files: dict
 
 
-def shaping_offset(rec: Recording, specs: Sequence[RewardSpec], task: Any = None, sandbox: Any = None) -> float:
+def shaping_offset(rec: Recording, specs: Sequence[RewardSpec], task: Task | None = None,
+                   sandbox: Sandbox | None = None) -> float:
     """What the shaping and penalty wrappers add to the episode's return (their terms do not
     depend on the reward they add to): the real wrappers replayed over the steps, with the
     final wrappers' score replacing the final step's reward at their place in the stack."""
@@ -245,7 +248,7 @@ class Prepared:
     final wrapper, ``pass_fraction`` or ``binary``)."""
 
     def __init__(self, specs: Sequence[RewardSpec], base: str, recs: Sequence[Recording],
-                 tasks: Mapping[str, Any] | None = None, sandbox: Any = None):
+                 tasks: Mapping[str, Any] | None = None, sandbox: Sandbox | None = None):
         self.base = base
         self.finals = [(s.type, _arguments(s)) for s in specs if s.type in FINAL_TYPES]
         tasks = tasks or {}

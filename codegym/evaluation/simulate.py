@@ -28,6 +28,8 @@ from codegym.core.yamldoc import Doc, DocError, DocValidationError, format_path,
 from codegym.evaluation.recordings import Interval, MetricTimes, Recording
 from codegym.evaluation.simrewards import Prepared, check_spec
 from codegym.rollout.advantages import grpo
+from codegym.sandbox.types import Sandbox
+from codegym.tasks.schema import Task
 from codegym.wrappers.config import RewardConfigError, RewardSpec, parse_reward_config
 
 _TIE = 1e-9
@@ -130,7 +132,7 @@ def load_candidates(path: str | Path) -> tuple[list[Candidate], SimSettings]:
     return parse_candidates(doc.data, doc.display, doc.line_of)
 
 
-def episode_return(rec: Recording, cand: Candidate, task: Any = None, sandbox: Any = None) -> float:
+def episode_return(rec: Recording, cand: Candidate, task: Task | None = None, sandbox: Sandbox | None = None) -> float:
     """The episode's return under `cand` (final score plus shaping terms)."""
     p = Prepared(cand.specs, cand.base, [rec], {rec.task_id: task} if task is not None else None, sandbox)
     return p.final(rec) + p.offsets[0]
@@ -277,7 +279,8 @@ def _flips(prep: Prepared, recs: Sequence[Recording], nominal: Sequence[float], 
     return flips / settings.draws, len(pairs)
 
 
-def _evaluate(cand: Candidate, recs: Sequence[Recording], settings: SimSettings, tasks, sandbox) -> ConfigResult:
+def _evaluate(cand: Candidate, recs: Sequence[Recording], settings: SimSettings, tasks,
+              sandbox: Sandbox) -> ConfigResult:
     prep = Prepared(cand.specs, cand.base, recs, tasks, sandbox)
     rewards = [prep.final(r) + prep.offsets[i] for i, r in enumerate(recs)]
     groups = _groups(recs)
@@ -309,7 +312,7 @@ def _evaluate(cand: Candidate, recs: Sequence[Recording], settings: SimSettings,
 
 
 def simulate(recs: Sequence[Recording], candidates: Sequence[Candidate], settings: SimSettings | None = None,
-             tasks: Mapping[str, Any] | None = None, sandbox: Any = None) -> list[ConfigResult]:
+             tasks: Mapping[str, Any] | None = None, sandbox: Sandbox | None = None) -> list[ConfigResult]:
     """Every candidate evaluated on the recordings, ranked best first (docs/simulate.md):
     sound configurations (no wrong program above a correct one, at most
     `max_violation_rate` of the faster/slower pairs inverted) before the others, each by

@@ -17,6 +17,7 @@ from codegym.evaluation.metrics import correct_runnable, task_key
 from codegym.evaluation.store import ResultStore
 from codegym.judge.perf import Unscorable, perf_workload
 from codegym.sandbox import make_sandbox
+from codegym.tasks.schema import Task
 from codegym.wrappers.measure import TimedRunFailed, TimingSettings, calibrated_compare
 from codegym.wrappers.staged import StagedReward, improvement
 from codegym.wrappers.timed import TimedReward
@@ -29,7 +30,7 @@ def _timed_kwargs(cfg: EvalConfig, seed: int) -> dict[str, Any]:
                 budget_s=t.budget_s, alpha=t.alpha, max_noise=t.max_noise, retries=t.retries, seed=seed)
 
 
-def score_perf(env, task, cfg: EvalConfig, seed: int) -> dict[str, Any]:
+def score_perf(env, task: Task, cfg: EvalConfig, seed: int) -> dict[str, Any]:
     """The perf block of a correct episode (the env still holds its final workspace)."""
     t = cfg.timing
     assert t is not None
@@ -108,7 +109,7 @@ def speed_jobs(cfg: EvalConfig, episodes: list[dict[str, Any]]) -> list[tuple[st
     return jobs
 
 
-def compare_programs(cfg: EvalConfig, task, ep_a: dict, ep_b: dict, a: str, b: str, seed: int) -> dict[str, Any]:
+def compare_programs(cfg: EvalConfig, task: Task, ep_a: dict, ep_b: dict, a: str, b: str, seed: int) -> dict[str, Any]:
     """Interleaved comparison of two episodes' final programs: speedup = t(a)/t(b)."""
     t = cfg.timing
     assert t is not None

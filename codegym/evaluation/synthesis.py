@@ -35,6 +35,7 @@ from codegym.evaluation.runner import RunSummary, run_eval
 from codegym.evaluation.store import RESULTS_FILE, ResultStore, write_json_atomic
 from codegym.evaluation.tournament import tournament, tournament_markdown
 from codegym.rollout.export import SFTExample, write_sft, write_sft_parquet
+from codegym.tasks.schema import Task
 
 SYNTHESIS_KEY = "synthesis"
 EXPORTS = ("chat", "prompt_completion", "verl")
@@ -150,7 +151,7 @@ def code_key(files: Mapping[str, str], language: str) -> str:
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def copied_from(task, files: Mapping[str, str], language: str, threshold: float) -> tuple[str | None, float]:
+def copied_from(task: Task, files: Mapping[str, str], language: str, threshold: float) -> tuple[str | None, float]:
     """(name of the task's solution the program copies, similarity) -- (None, best) when
     no solution in that language is at least `threshold` alike (normalised lines)."""
     main = task.main_file_for(language) or ""

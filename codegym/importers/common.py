@@ -27,6 +27,7 @@ from codegym.core.jsonl import DEFAULT_DATA_CAPS, DataCaps, DataError, chunks, j
 from codegym.core.paths import display_path, staged_folder
 from codegym.importers.references import verify_references
 from codegym.importers.yamlout import write_suite, write_suite_file
+from codegym.sandbox.types import Sandbox
 from codegym.tasks.load import TaskValidationError, load_task
 
 
@@ -305,7 +306,7 @@ def reason_kind(reason: str) -> str:
 
 
 def write_import(report: ImportReport, out_dir: str | os.PathLike, tasks: Sequence[Mapping[str, Any]],
-                 t0: float, *, verify: bool = False, sandbox: Any = None, validate: bool = True,
+                 t0: float, *, verify: bool = False, sandbox: Sandbox | None = None, validate: bool = True,
                  **suite: Any) -> ImportReport:
     """Write the suite folder (`write_suite` with the `suite` keywords) in a temporary
     folder that replaces `out_dir` at the end (`codegym.core.paths.staged_folder`: an

@@ -39,6 +39,7 @@ from codegym.importers.references import run_reference
 from codegym.judge.checkers.values import EVALPLUS_RTOL
 from codegym.judge.protocol import VALUE_CAP, file_value
 from codegym.sandbox import make_sandbox
+from codegym.sandbox.types import Sandbox
 
 #: EvalPlus defaults (evalplus/config.py: DEFAULT_MIN_TIME_LIMIT, DEFAULT_GT_TIME_LIMIT_FACTOR)
 TIME_FLOOR = 1.0
@@ -283,7 +284,7 @@ def _inline_expected(rr, i: int, oracle: str | None) -> Any:
 
 def build_humaneval_tasks(records: Sequence[dict | tuple[str, dict]], *, mode: str = "auto",
                           max_plus: int | None = None,
-                          suite_name: str | None = None, sandbox=None, time_floor: float = TIME_FLOOR,
+                          suite_name: str | None = None, sandbox: Sandbox | None = None, time_floor: float = TIME_FLOOR,
                           time_factor: float = TIME_FACTOR, memory_mb: int = EVALPLUS_MEMORY_MB,
                           public_base: bool = True, report: ImportReport | None = None) -> list[dict]:
     """Task mappings (ready for `codegym.importers.common.write_suite`) for HumanEval /
@@ -348,7 +349,7 @@ def _plus_inputs(rec: dict, dataset: str, suite: str, sid: str, max_plus: int | 
     return rec, dataset, suite, sid, labels, base + extra
 
 
-def _run_plus_jobs(plus_jobs: list[tuple], sandbox, report: ImportReport, **task_kw: Any) -> list[dict]:
+def _run_plus_jobs(plus_jobs: list[tuple], sandbox: Sandbox, report: ImportReport, **task_kw: Any) -> list[dict]:
     """Run the references of EvalPlus records in the sandbox; their tasks (`_plus_task`)."""
     jobs = [{"code": rec["prompt"] + rec["canonical_solution"], "entry": rec["entry_point"],
              "inputs": inputs} for rec, _, _, _, _, inputs in plus_jobs]
@@ -381,7 +382,7 @@ def _run_plus_jobs(plus_jobs: list[tuple], sandbox, report: ImportReport, **task
 
 
 def import_humaneval(path: str | Path, out_dir: str | Path, *, mode: str = "auto", max_plus: int | None = None,
-                     suite_name: str | None = None, sandbox=None, ids: Sequence[str] | None = None,
+                     suite_name: str | None = None, sandbox: Sandbox | None = None, ids: Sequence[str] | None = None,
                      limit: int | None = None, time_floor: float = TIME_FLOOR, time_factor: float = TIME_FACTOR,
                      memory_mb: int = EVALPLUS_MEMORY_MB, public_base: bool = True,
                      validate: bool = True, verify: bool = True, caps: DataCaps = DEFAULT_DATA_CAPS) -> ImportReport:

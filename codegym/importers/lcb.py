@@ -45,6 +45,7 @@ from codegym.importers.common import (
 from codegym.importers.detect import detect_records
 from codegym.importers.lcb_fewshot import fewshot_tasks
 from codegym.importers.values import is_plain_value
+from codegym.sandbox.types import Sandbox
 
 #: LiveCodeBench's ``import_string`` (lcb_runner/evaluation/testing_util.py), verbatim: its
 #: harness prepends it to every program, functional and stdin alike
@@ -444,7 +445,7 @@ def import_lcb(path_or_dataset: str | os.PathLike, out_dir: str | os.PathLike, *
                until: date | str | None = None, difficulty: str | Iterable[str] | None = None,
                platform: str | Iterable[str] | None = None, suite_name: str = "lcb", time_s: float = LCB_TIME_S,
                memory_mb: int = LCB_MEMORY_MB, limit: int | None = None, validate: bool = True,
-               float_tol: float | None = None, verify: bool = True, sandbox: Any = None,
+               float_tol: float | None = None, verify: bool = True, sandbox: Sandbox | None = None,
                caps: DataCaps = DEFAULT_DATA_CAPS) -> ImportReport:
     """Import LiveCodeBench problems (see `load_lcb` for the sources and filters) into the
     suite folder `out_dir`; one task per problem (`lcb_task`). LCB's few-shot example

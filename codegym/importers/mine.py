@@ -38,6 +38,7 @@ from codegym.judge.logs.pytest import parse_pytest, parse_results
 from codegym.sandbox import make_sandbox
 from codegym.sandbox.envbuild import EnvBuildError
 from codegym.sandbox.repoenv import PythonEnvSpec, build_env
+from codegym.sandbox.types import Sandbox
 from codegym.tasks.patches import apply_patch
 from codegym.tasks.repo import (
     FAIL_TO_PASS,
@@ -161,7 +162,7 @@ def _node_ids(runs) -> dict[str, str]:
     return {j: next(iter(n)) for j, n in found.items() if len(n) == 1}
 
 
-def measure(cand: Candidate, source: RepoSource, command: Sequence[str], tenv: RunEnv, sandbox, limits,
+def measure(cand: Candidate, source: RepoSource, command: Sequence[str], tenv: RunEnv, sandbox: Sandbox, limits,
             runs: int = 2) -> Measured:
     """Run `command` on the parent + test patch, before and after the gold patch, `runs`
     times each (one checkout per side)."""
@@ -195,14 +196,14 @@ def measure(cand: Candidate, source: RepoSource, command: Sequence[str], tenv: R
     return m
 
 
-def verify(task, sandbox) -> dict[str, str]:
+def verify(task: Task, sandbox: Sandbox) -> dict[str, str]:
     """Grade the gold patch, the no-op, the test patch alone and gutted tests with a
     conftest that passes every report: {name: resolution status}. A good task answers
     FULL for gold and NO (or PARTIAL) for the others (`verification_problem`)."""
     return {name: g.resolution.status for name, g in verify_grades(task, sandbox).items()}
 
 
-def verify_grades(task, sandbox) -> dict[str, SWEGrade]:
+def verify_grades(task: Task, sandbox: Sandbox) -> dict[str, SWEGrade]:
     """`verify`'s four grades, whole (the reports say why)."""
     data = swe_data(task)
     base = base_tree(task).files
@@ -342,7 +343,7 @@ def mine_repository(repo: str | os.PathLike, out_dir: str | os.PathLike, *, name
                     since: str | None = None, until: str | None = None, max_tasks: int | None = None,
                     max_commits: int | None = None, install: Sequence[str] | None = None,
                     env: Mapping[str, str] | None = None, prefix: Sequence[str] = PYTEST_COMMAND,
-                    suite: str | None = None, licence: str | None = None, sandbox=None, runs: int = 2,
+                    suite: str | None = None, licence: str | None = None, sandbox: Sandbox | None = None, runs: int = 2,
                     log: Callable[[str], None] | None = print) -> MineReport:
     """Mine SWE tasks from `repo` (a local clone or mirror, bare or not, or a git URL) into the
     suite folder `out_dir` (created; its ``suite.yaml`` written when absent; tasks already

@@ -25,7 +25,9 @@ from codegym.judge import judge
 from codegym.judge.checkers.values import Repr
 from codegym.judge.protocol import DecodeError, decode_value, encode_value
 from codegym.sandbox import RunRequest, make_sandbox
+from codegym.sandbox.types import Sandbox
 from codegym.tasks.load import load_task
+from codegym.tasks.schema import Task
 
 #: how far `verify_references` raises limits for a reference that needs more
 MAX_FIX_MEMORY_MB = 8192
@@ -66,7 +68,7 @@ class RefResult:
         return not self.errors and not self.message
 
 
-def run_reference(sandbox, jobs: Sequence[dict], limits=None, send_max: int = 1 << 16,
+def run_reference(sandbox: Sandbox, jobs: Sequence[dict], limits=None, send_max: int = 1 << 16,
                   measure_max: int = 1 << 20) -> list[RefResult]:
     """Run reference functions on inputs in the sandbox, jobs in parallel over its slots.
 
@@ -148,8 +150,8 @@ def _has_repr(v: Any, depth: int = 0) -> bool:
     return False
 
 
-def judge_references(tasks: Iterable[Any], solution: str = "reference", sandbox=None, split: str = "hidden",
-                     workers: int | None = None) -> list[tuple[str, Any]]:
+def judge_references(tasks: Iterable[Any], solution: str = "reference", sandbox: Sandbox | None = None,
+                     split: str = "hidden", workers: int | None = None) -> list[tuple[str, Any]]:
     """Judge each task's `solution` on `split`, tasks in parallel over the sandbox's slots
     (a thread per slot; each judge spreads its own cases too). Returns ``[(task id,
     JudgeReport)]`` in task order; a task without that solution is skipped. Used to
@@ -158,7 +160,7 @@ def judge_references(tasks: Iterable[Any], solution: str = "reference", sandbox=
         sandbox = make_sandbox()
     todo = [t for t in tasks if solution in t.solutions]
 
-    def one(task):
+    def one(task: Task):
         sol = task.solution(solution)
         return task.id, judge(task, dict(sol.files), sandbox=sandbox, split=split,
                               language=sol.language or task.language)
@@ -168,7 +170,7 @@ def judge_references(tasks: Iterable[Any], solution: str = "reference", sandbox=
         return list(ex.map(one, todo))
 
 
-def verify_references(tasks: list[dict], out_dir: str | os.PathLike, report: Any, sandbox=None,
+def verify_references(tasks: list[dict], out_dir: str | os.PathLike, report: Any, sandbox: Sandbox | None = None,
                       rounds: int = 2) -> None:
     """Judge the reference of every written task (`tasks`: the mappings just written to
     `out_dir`) on its hidden split. A reference stopped by a limit gets it raised -- the

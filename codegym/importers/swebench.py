@@ -34,9 +34,11 @@ from codegym.importers.yamlout import write_suite
 from codegym.judge import judge
 from codegym.judge.kinds.repo import Resolution, resolution
 from codegym.judge.logs.swebench import parser_for_repo
+from codegym.sandbox.types import Sandbox
 from codegym.tasks.load import TaskValidationError, load_task
 from codegym.tasks.patches import SWEError, check_patch, patch_paths
 from codegym.tasks.repo import FAIL_TO_PASS, PASS_TO_PASS, RepoSource, check_commit, git_dir, has_commit
+from codegym.tasks.schema import Task
 
 #: the fields every SWE-bench-schema record has (SWE-smith and SWE-rebench too)
 SWEBENCH_FIELDS = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement")
@@ -417,7 +419,7 @@ class SWEGrade:
         return {**self.resolution.to_dict(), "report": self.report.to_dict()}
 
 
-def grade(task, files: Mapping[str, Any], sandbox=None) -> SWEGrade:
+def grade(task: Task, files: Mapping[str, Any], sandbox: Sandbox | None = None) -> SWEGrade:
     """Judge `files` (an overlay of the base repository, None deletes) on the hidden split
     and return the SWE-bench resolution."""
     rep = judge(task, files, sandbox=sandbox, split="hidden")

@@ -19,6 +19,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from codegym.tasks.schema import Task
+
 GenerateFn = Callable[[list[int], int], "tuple[list[int], list[float] | None]"]
 
 #: replaces the assistant's content when rendering, to find where the content ends
@@ -134,7 +136,7 @@ class TokenAgent:
         self._last_response: list[int] | None = None
         self.done_budget = False
 
-    def reset(self, task: Any = None, seed: int | None = None) -> None:
+    def reset(self, task: Task | None = None, seed: int | None = None) -> None:
         self._reset_state()
         self.last_turn = None
 

@@ -28,6 +28,7 @@ from codegym.rollout.episode import play_episode
 from codegym.rollout.export import TokenSequence, flatten_trajectory
 from codegym.rollout.jobs import EpisodeJob, episode_seed
 from codegym.rollout.records import Trajectory
+from codegym.tasks.schema import Task
 from codegym.tasks.suite import load_suite
 
 __all__ = ["dataset_rows", "write_parquet", "read_parquet", "write_dataset", "compute_score",
@@ -184,7 +185,7 @@ def _find_task(task_id: str, task_hash: str | None, suite: str | None, env_id: s
     return task
 
 
-def _judging_env(task: Any, env_id: str, env_kwargs: dict[str, Any]) -> Any:
+def _judging_env(task: Task, env_id: str, env_kwargs: dict[str, Any]) -> Any:
     # one-turn env over just this task; cached per thread and task
     cache = getattr(_local, "envs", None)
     if cache is None:

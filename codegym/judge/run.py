@@ -89,7 +89,7 @@ def python_compile_error(source: str | bytes, filename: str) -> str | None:
     return None
 
 
-def checker_tag(task, kind: str) -> str:
+def checker_tag(task: Task, kind: str) -> str:
     """What decides the task's cases, as reports name it (``tokens@1``, ``script@1`` ...)."""
     if kind == "stdio":
         try:
@@ -103,7 +103,7 @@ def checker_tag(task, kind: str) -> str:
     return f"repo@{HARNESS_VERSION}"
 
 
-def task_image(task, sandbox) -> str | None:
+def task_image(task: Task, sandbox: Sandbox) -> str | None:
     """The container image a task names for its tests (``repo.image``, or the image the
     sandbox builds from ``repo.dockerfile``); None: the backend's image per language."""
     repo = getattr(task, "repo", None)
@@ -114,8 +114,8 @@ def task_image(task, sandbox) -> str | None:
     return getattr(repo, "image", None) or repo_image(task, sandbox)  # its environment's image
 
 
-def judge(task, files: Mapping[str, str | bytes], sandbox=None, split: str = "hidden", timing: bool = False,
-          early_exit: bool = False, language: str | None = None) -> JudgeReport:
+def judge(task: Task, files: Mapping[str, str | bytes], sandbox: Sandbox | None = None, split: str = "hidden",
+          timing: bool = False, early_exit: bool = False, language: str | None = None) -> JudgeReport:
     """Judge workspace `files` ({path: text}) on `split` of `task` ("public", "hidden",
     "perf" or "all"). `early_exit` stops starting cases after the first failure (the
     cases not run are ``skipped``); `timing` also judges and measures the perf split."""
@@ -139,6 +139,7 @@ def judge(task, files: Mapping[str, str | bytes], sandbox=None, split: str = "hi
         sandbox, decided = _task_sandbox(task, sandbox)
     if decided is not None:
         return _decided_report(head, decided, n_declared, t0)
+    assert sandbox is not None  # (`_task_sandbox` gave one: nothing was decided)
     try:
         cases = materialize(task, split, sandbox)
         if timing and split not in ("perf", "all"):

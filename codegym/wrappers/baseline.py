@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codegym.judge.perf import PerfRuns, Unscorable, perf_workload
+from codegym.sandbox.types import Sandbox
+from codegym.tasks.schema import Task
 from codegym.timing import NearTie, Reference, calibration_factor, measure_passes, probe_reference, slowness_now
 from codegym.timing.kept import FUTILITY_ALPHA, MAX_LOOKS, PassFailed
 from codegym.timing.measurement import Sampler
@@ -40,7 +42,7 @@ from codegym.wrappers.measure import (
 CLEAR_FACTOR = 2.0
 
 
-def kept_passes(task, sandbox, settings: TimingSettings, speed_now: float | None = None):
+def kept_passes(task: Task, sandbox: Sandbox, settings: TimingSettings, speed_now: float | None = None):
     """(`codegym.timing.kept.Passes` of the task's baseline on its perf split, how it was had:
     see `codegym.timing.kept.keep`); raises `Unscorable` when the baseline cannot be timed."""
     metric = settings.metric_for(task)
@@ -70,7 +72,7 @@ class Looks:
     kept: dict = field(default_factory=dict)
 
 
-def look_at(task, sandbox, wl: PerfRuns, settings: TimingSettings, factor: float | None,
+def look_at(task: Task, sandbox: Sandbox, wl: PerfRuns, settings: TimingSettings, factor: float | None,
             perf_report: Mapping[str, Any] | None, futility: bool = True,
             max_looks: int = MAX_LOOKS) -> Looks | None:
     """Look at a correct candidate's first passes against the kept baseline.
@@ -111,11 +113,11 @@ def look_at(task, sandbox, wl: PerfRuns, settings: TimingSettings, factor: float
         if v is None:
             _failed(s, looks, wl, capped)
         sp = slowness_now(sandbox, metric, runs=1) or slow
-        _stop(looks, tie.observe(v / sp, ref), v, f"concurrent pass {n}")
+        _stop(looks, tie.observe(v / sp, ref), v, f"concurrent pass {n}")  # type: ignore[arg-type,operator]
     return looks
 
 
-def clearly_faster(task, sandbox, metric: str, judged: float) -> bool:
+def clearly_faster(task: Task, sandbox: Sandbox, metric: str, judged: float) -> bool:
     """Whether a judged perf split of `judged` seconds is at least CLEAR_FACTOR times faster
     than the baseline's recorded time carried to this sandbox by the calibration workload
     (which carries it to within ~1.1-1.4x, see `ANCHOR_BELOW`): such a candidate is no
@@ -131,7 +133,7 @@ def clearly_faster(task, sandbox, metric: str, judged: float) -> bool:
     return judged * CLEAR_FACTOR < here
 
 
-def sample_look(sandbox, metric: str, tie: NearTie, ref: Reference):
+def sample_look(sandbox: Sandbox, metric: str, tie: NearTie, ref: Reference):
     """The `look` of `codegym.timing.measurement.measure` that puts every sample of a
     measurement before `tie` against `ref` (each raw sample divided by the median slowness
     of its own and the two earlier probes, as far as they are known at that sample)."""

@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from codegym.judge.perf import PerfRuns, Unscorable
+from codegym.sandbox.types import Sandbox
+from codegym.tasks.schema import Task
 from codegym.timing import calibration_factor
 from codegym.wrappers.measure import (
     PROGRAM_FAILURES,
@@ -84,7 +86,7 @@ class SlowBound:
         return asdict(self)
 
 
-def baseline_bound(task, sandbox, settings: TimingSettings, factor: float | None) -> SlowBound | None:
+def baseline_bound(task: Task, sandbox: Sandbox, settings: TimingSettings, factor: float | None) -> SlowBound | None:
     """The slow bound of `task` in `sandbox` (None: no factor, instruction counts, or a
     baseline whose time is unknown)."""
     metric = settings.metric_for(task)
@@ -149,7 +151,7 @@ def _input_index(reason: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def probe(sandbox, wl: PerfRuns, bound: SlowBound, metric: str,
+def probe(sandbox: Sandbox, wl: PerfRuns, bound: SlowBound, metric: str,
           perf_report: Mapping[str, Any] | None = None) -> float:
     """Stop a candidate that is no faster than the baseline, before its measurement.
 
@@ -161,11 +163,11 @@ def probe(sandbox, wl: PerfRuns, bound: SlowBound, metric: str,
     sandbox or of the check itself is `Unscorable`). Returns the pass's time (it is the
     measurement's warm-up)."""
     judged = judged_seconds(perf_report, metric)
-    if judged is not None and judged >= bound.seconds:
+    if judged is not None and judged >= bound.seconds:  # type: ignore[operator]
         raise BoundReached(bound, judged, f"the perf split's judged runs took {judged:.3g} s in all")
     spent = 0.0
     for i, req in enumerate(wl.inputs):
-        left = bound.seconds - spent
+        left = bound.seconds - spent  # type: ignore[operator]
         if left <= 0:
             raise BoundReached(bound, spent, f"the pass took {spent:.3g} s before input {i}")
         own = _run_limits(wl, i)
@@ -185,7 +187,7 @@ def probe(sandbox, wl: PerfRuns, bound: SlowBound, metric: str,
         if wrong:
             raise TimedRunFailed(wrong[0], f"input {i}: {wrong[1]}"[:400])
         spent += float(r.wall_s if metric == "wall" else r.cpu_s)
-    if spent >= bound.seconds:
+    if spent >= bound.seconds:  # type: ignore[operator]
         raise BoundReached(bound, spent, f"the pass took {spent:.3g} s")
     return spent
 

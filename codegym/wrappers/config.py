@@ -71,7 +71,7 @@ class RewardSpec:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def cls(self) -> type:
+    def cls(self) -> type:  # type: ignore[valid-type]
         return WRAPPER_TYPES[self.type]
 
     def apply(self, env):
@@ -83,8 +83,8 @@ def _model_for(cls: type):
     cached = _MODELS.get(cls)
     if cached is not None:
         return cached
-    sig = inspect.signature(cls.__init__, eval_str=True)
-    hints = typing.get_type_hints(cls.__init__)
+    sig = inspect.signature(cls.__init__, eval_str=True)  # type: ignore[misc]
+    hints = typing.get_type_hints(cls.__init__)  # type: ignore[misc]
     fields: dict[str, Any] = {}
     for name, p in list(sig.parameters.items())[2:]:  # self, env
         ann = hints.get(name, Any)
@@ -250,13 +250,13 @@ def _suite_file_reward(suite_file: Path) -> RewardDeclaration | None:
     sd = read_suite_file(suite_file)
     data = sd.doc.data if isinstance(sd.doc.data, Mapping) else {}
     meta = data.get("suite") if isinstance(data.get("suite"), Mapping) else {}
-    in_meta, top = REWARD_KEY in meta, REWARD_KEY in data
+    in_meta, top = REWARD_KEY in meta, REWARD_KEY in data  # type: ignore[operator]
     display = sd.doc.display
     if in_meta and top:
         raise RewardConfigError([DocError(display, sd.doc.line_of((REWARD_KEY,)), REWARD_KEY,
                                           f"declare the reward once (suite.{REWARD_KEY} or {REWARD_KEY})")])
     if in_meta:
-        return parse_reward(meta[REWARD_KEY], display, sd.doc.line_of, ("suite", REWARD_KEY))
+        return parse_reward(meta[REWARD_KEY], display, sd.doc.line_of, ("suite", REWARD_KEY))  # type: ignore[index]
     if top:
         return parse_reward(data[REWARD_KEY], display, sd.doc.line_of, (REWARD_KEY,))
     return None
@@ -275,7 +275,7 @@ def suite_reward(suite: Any = None, tasks: Sequence[Any] | None = None) -> Rewar
     ones (with a warning: the env's own reward is used then; pass ``reward=``)."""
     if suite is not None:
         try:
-            suite_file = suite_file_for(suite.root if isinstance(suite, Suite) else suite)
+            suite_file = suite_file_for(suite.root if isinstance(suite, Suite) else suite)  # type: ignore[arg-type]
         except FileNotFoundError:
             return None
         return None if suite_file is None else _suite_file_reward(suite_file)

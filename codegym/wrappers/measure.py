@@ -20,8 +20,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from codegym.judge.perf import PerfRuns, Unscorable, perf_workload
+from codegym.sandbox.types import Sandbox
 from codegym.tasks.runtimes import CALIBRATION_KEY, perf_runtimes
-from codegym.tasks.schema import STARTER
+from codegym.tasks.schema import STARTER, Task
 from codegym.timing import compare, forget_kept, keep, measure, slowness_now
 
 DISTRIBUTION_SOURCES = ("auto", "recorded", "measured")
@@ -46,7 +47,7 @@ PROGRAM_FAILURES = ("wrong_answer", "runtime_error", "timeout", "memory_limit", 
 # =========================================================================== workloads
 
 
-def solution_files(task, name: str | None) -> tuple[str, dict[str, str]]:
+def solution_files(task: Task, name: str | None) -> tuple[str, dict[str, str]]:
     """(language, files) of a named solution; None gives the baseline, ``"starter"`` the
     starter (unless a solution has that name)."""
     if name is None:
@@ -82,10 +83,10 @@ class TimingSettings:
     alpha: float = 0.05
     min_effect: float | None = None
 
-    def metric_for(self, task) -> str:
+    def metric_for(self, task: Task) -> str:
         return self.metric or task.perf.metric
 
-    def key(self, task) -> tuple:
+    def key(self, task: Task) -> tuple:
         return (self.metric_for(task), self.repeats, self.warmups, self.min_of)
 
 
@@ -97,7 +98,7 @@ def clear_cache() -> None:
     forget_kept()
 
 
-def keep_for_task(sandbox, key: tuple, metric: str, compute, speed_now: float | None = None):
+def keep_for_task(sandbox: Sandbox, key: tuple, metric: str, compute, speed_now: float | None = None):
     """`codegym.timing.kept.keep` for a task's measurement: taken again when the machine's
     speed (`speed_now`, else read now) moved, or it aged (never for exact instruction counts)."""
     if metric == "instructions":
@@ -105,7 +106,7 @@ def keep_for_task(sandbox, key: tuple, metric: str, compute, speed_now: float | 
     return keep(sandbox, key, compute, speed_now=speed_now or slowness_now(sandbox, metric))
 
 
-def measure_workload(sandbox, wl: PerfRuns, settings: TimingSettings, metric: str,
+def measure_workload(sandbox: Sandbox, wl: PerfRuns, settings: TimingSettings, metric: str,
                      which: str = "candidate", look=None):
     """`codegym.timing.measurement.measure` of a workload with `settings` (and `look` after
     every sample); raises `Unscorable`, or `TimedRunFailed` when a run of the program
@@ -124,7 +125,7 @@ def measure_workload(sandbox, wl: PerfRuns, settings: TimingSettings, metric: st
     return m
 
 
-def solution_measurement(task, name: str, sandbox, settings: TimingSettings | None = None):
+def solution_measurement(task: Task, name: str, sandbox: Sandbox, settings: TimingSettings | None = None):
     """`codegym.timing.measurement.Measurement` of a task's solution (or ``"starter"``) on the perf
     split; kept per (sandbox, task content hash, name, metric, repeats, warmups, min_of) and
     measured again when the machine's speed moved or it aged (`keep`)."""
@@ -144,7 +145,7 @@ def solution_measurement(task, name: str, sandbox, settings: TimingSettings | No
     return keep_for_task(sandbox, key, metric, compute)[0]
 
 
-def recorded_runtimes(task, metric: str | None = None) -> tuple[dict[str, float], float | None]:
+def recorded_runtimes(task: Task, metric: str | None = None) -> tuple[dict[str, float], float | None]:
     """(runtimes by name without the calibration entry, recording calibration or None).
 
     From the task's ``perf.runtimes``, else from its suite's ``runtimes.json`` written by
@@ -173,7 +174,7 @@ class Distribution:
         return sorted(self.values.items(), key=lambda kv: (kv[1], kv[0]))
 
 
-def runtime_distribution(task, sandbox, settings: TimingSettings | None = None,
+def runtime_distribution(task: Task, sandbox: Sandbox, settings: TimingSettings | None = None,
                          source: str = "auto") -> Distribution:
     """The task's runtime distribution: recorded ``perf.runtimes`` (``source="recorded"``),
     or every accepted solution measured in `sandbox` (``"measured"``, each measurement kept
@@ -309,7 +310,7 @@ def _record(rec: ComparisonRecord, cmp, against: str, score_at: Callable[[float]
     rec.score_span = _score_span(rec.ci, score_at)
 
 
-def calibrated_compare(sandbox, comparand: PerfRuns, candidate: PerfRuns, *, against: str,
+def calibrated_compare(sandbox: Sandbox, comparand: PerfRuns, candidate: PerfRuns, *, against: str,
                        metric: str, settings: TimingSettings, max_noise: float, retries: int,
                        skip_identical: bool = True, seed: int = 0,
                        score_at: Callable[[float], float] | None = None,

@@ -125,7 +125,7 @@ class ProgressShaping(ShallowSpec, gym.utils.RecordConstructorArgs):
         usable = (report is not None and report.get("split") == "public" and report.get("total")
                   and not any(c.get("status") == "skipped" for c in report.get("cases") or ()))
         if usable:
-            value = report["passed"] / report["total"]
+            value = report["passed"] / report["total"]  # type: ignore[index]
         else:
             rep = program.bench.judge(program.files, "public", program.language, early_exit=False)
             value = rep.passed / rep.total if rep.total else 0.0

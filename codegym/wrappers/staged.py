@@ -20,6 +20,7 @@ import gymnasium as gym
 
 from codegym.judge.perf import Unscorable
 from codegym.judge.report import program_stage
+from codegym.tasks.schema import Task
 from codegym.timing import Reference
 from codegym.wrappers.base import JUDGE_FAILED, FinalReward, failed_report
 from codegym.wrappers.baseline import Looks, stop_looks
@@ -274,7 +275,7 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
             else:
                 unit, tb, tr = ("instructions" if metric == "instructions" else "s"), rt[b], rt[r]
             t = measurement_value(cand, unit)
-            times = PerfTimes(t=t, t_baseline=tb, t_reference=tr, unit=unit, source="recorded",
+            times = PerfTimes(t=t, t_baseline=tb, t_reference=tr, unit=unit, source="recorded",  # type: ignore[arg-type]
                               noise=relative_noise(cand))
             if unit == "normalized" and t and tb / t < ANCHOR_BELOW:
                 times = self._anchored(bench, b, times)
@@ -287,8 +288,8 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
             unit = "normalized"
         else:
             unit = "s"
-        return PerfTimes(t=measurement_value(cand, unit), t_baseline=measurement_value(mb, unit),
-                         t_reference=measurement_value(mr, unit), unit=unit, source="measured",
+        return PerfTimes(t=measurement_value(cand, unit), t_baseline=measurement_value(mb, unit),  # type: ignore[arg-type]
+                         t_reference=measurement_value(mr, unit), unit=unit, source="measured",  # type: ignore[arg-type]
                          noise=relative_noise(cand), noise_baseline=relative_noise(mb),
                          noise_reference=relative_noise(mr))
 
@@ -358,10 +359,10 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
             stopped.looks, stopped.kept = looks.tie.details(), looks.kept
             raise stopped from e
         if m.stopped:
-            stop_looks(looks, m.raw_samples[-1] if m.raw_samples else m.median, "the measurement's samples")
+            stop_looks(looks, m.raw_samples[-1] if m.raw_samples else m.median, "the measurement's samples")  # type: ignore[arg-type]
         return m
 
-    def baseline_times(self, task, stopped: BoundReached) -> PerfTimes:
+    def baseline_times(self, task: Task, stopped: BoundReached) -> PerfTimes:
         """The times of a candidate stopped at the slow bound, in the bound's seconds: what it
         had spent (at least the baseline's time, so the improvement is 0 and it earns the
         baseline's score), the baseline's, and the reference's by the recorded ratio (the
@@ -372,7 +373,7 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
                          source=b.source)
 
 
-def _recorded_ratio(task, metric: str) -> float:
+def _recorded_ratio(task: Task, metric: str) -> float:
     """t_baseline / t_reference from the task's recorded runtimes (1 when unknown)."""
     rt, _ = recorded_runtimes(task, metric)
     tb, tr = rt.get(task.baseline_name), rt.get(task.reference_name or "")

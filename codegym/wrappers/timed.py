@@ -10,7 +10,7 @@ explains the modes, the noise rules and what an unscorable program earns.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -157,7 +157,7 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
         out["score"] = score
         return self.correct_reward + self.speed_weight * score, out
 
-    def feedback(self, details: dict) -> str:
+    def feedback(self, details: Mapping[str, Any]) -> str:
         """``Performance: 3.2x faster than the baseline (95% CI 2.9-3.5x); stage: ...``."""
         than = {"speedup": f"the {self.against}", "interpolate": "the slowest solution"}.get(self.mode, "")
         return timed_line(details, 1.0 - self.settings.alpha, than)
@@ -285,7 +285,7 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
             events.append({"percentile": p, "rank": k, "pivot": pivot, "threshold": threshold,
                            "beats": won[pivot]})
         out["percentiles"] = events
-        return sum(e["beats"] for e in events) / len(events)
+        return sum(e["beats"] for e in events) / len(events)  # type: ignore[misc]
 
     def _beats_threshold(self, bench: Bench, cand: PerfRuns, threshold: float, unit: str, metric: str,
                          out: dict) -> bool:
