@@ -13,6 +13,7 @@ re-diffed. `WorkspaceError` and `validate_path` come from the stores.
 
 from __future__ import annotations
 
+import builtins
 import fnmatch
 import os
 import shutil
@@ -336,7 +337,7 @@ class Workspace:
             self._protected_cache[path] = hit
         return hit
 
-    def _cached_lines(self, path: str, text: str | None) -> list[str] | None:  # type: ignore[valid-type]
+    def _cached_lines(self, path: str, text: str | None) -> builtins.list[str] | None:  # (`list` is a method here)
         if text is None:
             return None
         entry = self._lines.get(path)
@@ -406,10 +407,10 @@ class Workspace:
             self._touched[ch.path] = self._touched.get(ch.path, 0) + 1
         return step
 
-    def _check_final_layout(self, planned: list[FileChange]) -> None:  # type: ignore[valid-type]
+    def _check_final_layout(self, planned: builtins.list[FileChange]) -> None:
         # Files created in the same edit set must not clash with each other
         # (e.g. "a" and "a/b"); clashes with existing files were checked per path.
-        created = {c.path for c in planned if c.old is None}  # type: ignore[attr-defined]
+        created = {c.path for c in planned if c.old is None}
         if not created:
             return
         for p in created:

@@ -12,6 +12,13 @@ import re
 from typing import Any
 
 WS_RE = re.compile(r"[ \t\n\r]*")
+
+
+def skip_ws(s: str, i: int) -> int:
+    """Where the JSON whitespace at `i` ends (`WS_RE` matches everywhere, maybe nothing)."""
+    m = WS_RE.match(s, i)
+    assert m is not None
+    return m.end()
 _ESC_RE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.S)
 _SURROGATE_ESC_RE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
 #: lenient (control characters allowed in strings): models write raw newlines in JSON
@@ -87,14 +94,14 @@ def _read_container(s: str, i: int, depth: int) -> tuple[Any, int]:
     close = "}" if c == "{" else "]"
     start = i
     obj: Any = LocatedDict() if c == "{" else []
-    i = WS_RE.match(s, i + 1).end()  # type: ignore[union-attr]
+    i = skip_ws(s, i + 1)
     if s[i] != close:
         while True:
             if c == "{":
                 if s[i] != '"':
                     raise ValueError("expected a key")
                 key, i = json.decoder.scanstring(s, i + 1, False)  # type: ignore[attr-defined]
-                i = WS_RE.match(s, i).end()  # type: ignore[union-attr]
+                i = skip_ws(s, i)
                 if s[i] != ":":
                     raise ValueError("expected ':'")
                 v, i = read_located(s, i + 1, depth + 1)
@@ -102,9 +109,9 @@ def _read_container(s: str, i: int, depth: int) -> tuple[Any, int]:
             else:
                 v, i = read_located(s, i, depth + 1)
                 obj.append(v)
-            i = WS_RE.match(s, i).end()  # type: ignore[union-attr]
+            i = skip_ws(s, i)
             if s[i] == ",":
-                i = WS_RE.match(s, i + 1).end()  # type: ignore[union-attr]
+                i = skip_ws(s, i + 1)
                 continue
             if s[i] == close:
                 break
@@ -116,7 +123,7 @@ def _read_container(s: str, i: int, depth: int) -> tuple[Any, int]:
 
 def read_located(s: str, i: int, depth: int = 0) -> tuple[Any, int]:
     """Parse one JSON value at ``s[i:]`` keeping string positions."""
-    i = WS_RE.match(s, i).end()  # type: ignore[union-attr]
+    i = skip_ws(s, i)
     c = s[i]
     if c == '"':
         val, end = json.decoder.scanstring(s, i + 1, False)  # type: ignore[attr-defined]

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from codegym.edits.formats.context import Chunk, Context, Op
-from codegym.edits.formats.jsonpos import JSON_DECODER, WS_RE, LocatedStr, compose, plain, read_located
+from codegym.edits.formats.jsonpos import JSON_DECODER, LocatedStr, compose, plain, read_located, skip_ws
 from codegym.edits.records import ToolCall
 from codegym.edits.text import ActionError, clean_path, lines_and_starts, mismatch_hint, quote
 
@@ -82,7 +82,7 @@ def is_tool_json(o: Any) -> bool:
 def json_values(ctx: Context, s: int, e: int) -> list[tuple[Any, int, int]] | None:
     """The JSON values that fill ``norm[s:e]`` (value, start, end); None if it is not only JSON."""
     out = []
-    i = WS_RE.match(ctx.norm, s).end()  # type: ignore[union-attr]
+    i = skip_ws(ctx.norm, s)
     while i < e:
         try:
             obj, j = JSON_DECODER.raw_decode(ctx.norm, i)
@@ -91,7 +91,7 @@ def json_values(ctx: Context, s: int, e: int) -> list[tuple[Any, int, int]] | No
         if j > e:
             return None
         out.append((obj, i, j))
-        i = WS_RE.match(ctx.norm, j).end()  # type: ignore[union-attr]
+        i = skip_ws(ctx.norm, j)
     return out
 
 
@@ -144,7 +144,7 @@ def _arguments(args: Any, label: str) -> dict:
             return {}
         try:
             inner, end = read_located(args, 0)
-            if WS_RE.match(args, end).end() != len(args):  # type: ignore[union-attr]
+            if skip_ws(args, end) != len(args):
                 raise ValueError("extra text after the JSON object")
         except (ValueError, IndexError, RecursionError) as ex:
             raise ActionError(f"{label}: the arguments string is not valid JSON ({ex})") from None

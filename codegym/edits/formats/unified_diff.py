@@ -127,15 +127,16 @@ class _DiffReader:
     def hunk_line(self, pos: int, line: str, le: int, nxt: int, has_nl: bool) -> int | None:
         """The line inside the current hunk: where reading goes on, or None (the hunk ended)."""
         hunk = self.hunk
+        assert hunk is not None  # (inside a hunk)
         c = line[:1]
         if c == " " or (c in "+-" and line and not _is_header(self.norm, pos, self.end)):
-            hunk.lines.append([c, pos + 1, le, has_nl, False])  # type: ignore[union-attr]
-            hunk.end = nxt  # type: ignore[union-attr]
+            hunk.lines.append([c, pos + 1, le, has_nl, False])
+            hunk.end = nxt
             return nxt
         if c == "\\":
-            if hunk.lines:  # type: ignore[union-attr]
-                hunk.lines[-1][4] = True  # type: ignore[union-attr]
-            hunk.end = nxt  # type: ignore[union-attr]
+            if hunk.lines:
+                hunk.lines[-1][4] = True
+            hunk.end = nxt
             return nxt
         if not line.strip():
             return self.blank_lines(pos)
@@ -148,13 +149,15 @@ class _DiffReader:
         q = norm.rfind("\n", pos, nb.start()) + 1 if nb else end
         if not (q < end and norm[q] in " +-\\" and not _is_header(norm, q, end)):
             return None
+        hunk = self.hunk
+        assert hunk is not None  # (inside a hunk)
         while pos < q:
             self.count_line()
             e2 = norm.find("\n", pos, end)
             e2 = end if e2 < 0 else e2
-            self.hunk.lines.append([" ", pos, pos, e2 < end, False])  # type: ignore[union-attr]
+            hunk.lines.append([" ", pos, pos, e2 < end, False])
             pos = e2 + 1
-        self.hunk.end = pos  # type: ignore[union-attr]
+        hunk.end = pos
         return pos
 
     def file_line(self, pos: int, line: str, nxt: int) -> int | None:
