@@ -128,6 +128,10 @@ def subset_source(source: str, keep: Iterable[str], tail: str = "") -> str:
 
 #: the special-judge checker runs programs in a sandbox: exported tasks never have one, and the
 #: vendored judge (``judge/kinds/stdio.py``, ``judge/checkers/__init__.py``) imports this stand-in
+#: the judge's kinds name `Task` in their annotations only (the exported task is JSON)
+_TASK_STUB = ('"""codegym.tasks.schema in an exported Harbor task: the name annotations use."""\n\n\n'
+              'class Task:\n    """Stand-in: an exported task is its JSON file, not a codegym Task."""\n')
+
 _PROGRAM_STUB = ('"""codegym.judge.checkers.program in an exported Harbor task: no program checkers."""\n\n\n'
                  'class ProgramChecker:  # exported tasks have no program checkers\n'
                  '    def __init__(self, *args, **kwargs):\n'
@@ -158,6 +162,8 @@ def vendor_judge(dest: Path, languages: Iterable[str]) -> list[Path]:
         put(rel, "")
     put("sandbox/__init__.py", _SANDBOX_INIT)
     put("judge/checkers/program.py", _PROGRAM_STUB)
+    put("tasks/__init__.py", "")
+    put("tasks/schema.py", _TASK_STUB)
     for rel, (keep, tail) in SUBSETS.items():
         src = (PACKAGE_ROOT / rel).read_text(encoding="utf-8")
         put(rel, _checkers_init(src) if rel == "judge/checkers/__init__.py" else subset_source(src, keep, tail))
