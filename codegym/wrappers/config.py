@@ -86,10 +86,15 @@ def _model_for(cls: type):
     sig = inspect.signature(cls.__init__, eval_str=True)  # type: ignore[misc]
     hints = typing.get_type_hints(cls.__init__)  # type: ignore[misc]
     fields: dict[str, Any] = {}
+    flat = cls.flat_options() if hasattr(cls, "flat_options") else {}
     for name, p in list(sig.parameters.items())[2:]:  # self, env
+        if p.kind is inspect.Parameter.VAR_KEYWORD or (flat and name in GROUPED):
+            continue  # a config gives the groups' fields one by one (`flat_options`)
         ann = hints.get(name, Any)
         default = p.default if p.default is not inspect.Parameter.empty else ...
         fields[name] = (ann, default)
+    for name, (ann, default) in flat.items():
+        fields.setdefault(name, (ann, default))
     model = create_model(f"{cls.__name__}Config", __config__=ConfigDict(extra="forbid", strict=False),
                          **fields)
     _MODELS[cls] = model
@@ -97,6 +102,9 @@ def _model_for(cls: type):
 
 
 _MODELS: dict[type, Any] = {}
+#: constructor arguments that group settings (`StageValues`, `TimingSettings`): a config
+#: gives their fields one by one instead
+GROUPED = ("values", "timing")
 
 
 def parse_reward_config(entries: Any, source: str = "<reward config>",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 import gymnasium as gym
@@ -32,6 +32,8 @@ from codegym.wrappers.measure import (
     measurement_value,
     recorded_runtimes,
     relative_noise,
+    timing_options,
+    with_fields,
 )
 from codegym.wrappers.program import Bench, FinalProgram
 
@@ -89,6 +91,29 @@ class StageValues:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+#: how `StagedReward` measures by default (its `timing`): a comparison takes as many pairs as
+#: a measurement takes samples
+STAGED_TIMING = TimingSettings(repeats=5, max_pairs=5, warmups=1, min_of=1, budget_s=60.0)
+#: the fields of `TimingSettings` `StagedReward` takes one by one
+STAGED_TIMING_KEYS = ("metric", "repeats", "warmups", "min_of", "budget_s")
+
+
+def _grouped(values: StageValues | None, timing: TimingSettings | None,
+             options: Mapping[str, Any]) -> tuple[StageValues, TimingSettings]:
+    """(`StageValues`, `TimingSettings`) of `StagedReward`'s arguments: the groups given, with
+    the fields given one by one over them (TypeError for any other keyword)."""
+    stage_keys = tuple(f.name for f in fields(StageValues))
+    unknown = sorted(set(options) - set(stage_keys) - set(STAGED_TIMING_KEYS))
+    if unknown:
+        raise TypeError(f"StagedReward got unexpected keyword argument(s) {', '.join(unknown)}")
+    values = with_fields(values or StageValues(), {k: v for k, v in options.items() if k in stage_keys},
+                         stage_keys, "StagedReward")
+    t = {k: v for k, v in options.items() if k in STAGED_TIMING_KEYS}
+    if "repeats" in t:  # a comparison takes as many pairs as a measurement takes samples
+        t["max_pairs"] = t["repeats"]
+    return values, with_fields(timing or STAGED_TIMING, t, (*STAGED_TIMING_KEYS, "max_pairs"), "StagedReward")
 
 
 @dataclass
@@ -188,25 +213,23 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
     info_key = "staged"
     component = "staged"
 
-    def __init__(self, env: gym.Env, no_code: float = 0.0, compile_error: float = 0.1,
-                 runtime_error: float = 0.2, wrong_answer: float = 0.3, wrong_answer_weight: float = 0.3,
-                 correct: float = 0.6, speed_weight: float = 0.4, bonus: float = 0.1,
-                 bonus_speedup: float = 2.0, sandbox_error: float = 0.0, timed: bool = True,
-                 runtimes: str = "auto", metric: str | None = None, repeats: int = 5, warmups: int = 1,
-                 min_of: int = 1, budget_s: float = 60.0, noise_gate: bool = True,
-                 check_perf: bool = True, slow_bound: float | None = 1.0, futility: bool = True):
+    def __init__(self, env: gym.Env, values: StageValues | None = None, timing: TimingSettings | None = None,
+                 timed: bool = True, runtimes: str = "auto", noise_gate: bool = True, check_perf: bool = True,
+                 slow_bound: float | None = 1.0, futility: bool = True, **options: Any):
+        """`values`: the stage table (`StageValues`); `timing`: how a correct candidate is
+        measured (`TimingSettings`: metric, repeats, warmups, min_of, budget_s; default
+        `STAGED_TIMING`). Their fields are also taken one by one as keywords
+        (``correct=0.5``, ``repeats=3``: `flat_options`), as a reward config gives them."""
         if runtimes not in RUNTIME_SOURCES:
             raise ValueError(f"runtimes must be one of {RUNTIME_SOURCES}, not {runtimes!r}")
         if slow_bound is not None and not slow_bound > 0:
             raise ValueError("slow_bound must be > 0 (a factor of the baseline's time) or None")
-        values = StageValues(no_code=no_code, compile_error=compile_error, runtime_error=runtime_error,
-                             wrong_answer=wrong_answer, wrong_answer_weight=wrong_answer_weight,
-                             correct=correct, speed_weight=speed_weight, bonus=bonus,
-                             bonus_speedup=bonus_speedup, sandbox_error=sandbox_error)
+        values, settings = _grouped(values, timing, options)
         gym.utils.RecordConstructorArgs.__init__(
-            self, **values.to_dict(), timed=timed, runtimes=runtimes, metric=metric, repeats=repeats,
-            warmups=warmups, min_of=min_of, budget_s=budget_s, noise_gate=noise_gate,
-            check_perf=check_perf, slow_bound=slow_bound, futility=futility)
+            self, **values.to_dict(), timed=timed, runtimes=runtimes, metric=settings.metric,
+            repeats=settings.repeats, warmups=settings.warmups, min_of=settings.min_of,
+            budget_s=settings.budget_s, noise_gate=noise_gate, check_perf=check_perf, slow_bound=slow_bound,
+            futility=futility)
         FinalReward.__init__(self, env, check_perf=check_perf)
         self.slow_bound = None if slow_bound is None else float(slow_bound)
         self.futility = bool(futility)
@@ -215,8 +238,14 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
         self.timed = timed
         self.runtimes = runtimes
         self.noise_gate = noise_gate
-        self.settings = TimingSettings(metric=metric, repeats=int(repeats), max_pairs=int(repeats),
-                                       warmups=int(warmups), min_of=int(min_of), budget_s=float(budget_s))
+        self.settings = settings
+
+    @classmethod
+    def flat_options(cls) -> dict[str, tuple[Any, Any]]:
+        """The grouped settings' fields a caller (or a reward config) may give one by one:
+        name -> (type, default)."""
+        return {**{f.name: (float, f.default) for f in fields(StageValues)},
+                **timing_options(STAGED_TIMING, STAGED_TIMING_KEYS)}
 
     def score_program(self, program: FinalProgram) -> tuple[float, dict]:
         """(reward, info["staged"]) of the judged program."""

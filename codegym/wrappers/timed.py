@@ -23,10 +23,13 @@ from codegym.wrappers.bound import BoundReached, SlowBound, bound_failure, bound
 from codegym.wrappers.feedback import timed_line
 from codegym.wrappers.measure import (
     DISTRIBUTION_SOURCES,
+    TIMING_KEYS,
     ComparisonRecord,
     TimedRunFailed,
     TimingSettings,
     measurement_value,
+    timing_options,
+    with_fields,
 )
 from codegym.wrappers.program import Bench, FinalProgram
 from codegym.wrappers.scoring import (
@@ -75,14 +78,16 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
 
     def __init__(self, env: gym.Env, mode: str = "speedup", against: str = "baseline",
                  transform: str = "log", cap: float = 10.0, percentiles: Sequence[float] = (50.0,),
-                 distribution: str = "auto", metric: str | None = None,
+                 distribution: str = "auto", timing: TimingSettings | None = None,
                  correct_reward: float = 1.0, speed_weight: float = 1.0, fail_reward: float = 0.0,
                  unscorable_reward: float | None = None, max_noise: float = 0.10, max_score_span: float = 0.05,
-                 retries: int = 1,
-                 repeats: int = 8, max_pairs: int = 16, warmups: int = 1, min_of: int = 1,
-                 budget_s: float = 120.0, alpha: float = 0.05, min_effect: float | None = None,
-                 check_perf: bool = True, skip_identical: bool = True, seed: int = 0,
-                 slow_bound: float | None = 1.0, futility: bool = True):
+                 retries: int = 1, check_perf: bool = True, skip_identical: bool = True, seed: int = 0,
+                 slow_bound: float | None = 1.0, futility: bool = True, **options: Any):
+        """`timing`: how comparisons are made (`TimingSettings`; its fields -- metric, repeats,
+        max_pairs, warmups, min_of, budget_s, alpha, min_effect -- also one by one as
+        keywords, as a reward config gives them: `flat_options`)."""
+        settings = with_fields(timing or TimingSettings(), options, TIMING_KEYS, "TimedReward")
+        metric = settings.metric
         pct = _check_arguments(mode, against, transform, cap, percentiles, distribution, metric,
                                max_noise, max_score_span)
         if slow_bound is not None and not slow_bound > 0:
@@ -91,9 +96,8 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
             self, mode=mode, against=against, transform=transform, cap=cap, percentiles=pct,
             distribution=distribution, metric=metric, correct_reward=correct_reward,
             speed_weight=speed_weight, fail_reward=fail_reward, unscorable_reward=unscorable_reward,
-            max_noise=max_noise, max_score_span=max_score_span, retries=retries, repeats=repeats,
-            max_pairs=max_pairs,
-            warmups=warmups, min_of=min_of, budget_s=budget_s, alpha=alpha, min_effect=min_effect,
+            max_noise=max_noise, max_score_span=max_score_span, retries=retries,
+            **{k: getattr(settings, k) for k in TIMING_KEYS if k != "metric"},
             check_perf=check_perf, skip_identical=skip_identical, seed=seed, slow_bound=slow_bound,
             futility=futility)
         FinalReward.__init__(self, env, check_perf=check_perf)
@@ -107,9 +111,7 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
         self.unscorable_reward = None if unscorable_reward is None else float(unscorable_reward)
         self.max_noise, self.retries = float(max_noise), int(retries)
         self.max_score_span = float(max_score_span)
-        self.settings = TimingSettings(metric=metric, repeats=int(repeats), max_pairs=int(max_pairs),
-                                       warmups=int(warmups), min_of=int(min_of), budget_s=float(budget_s),
-                                       alpha=float(alpha), min_effect=min_effect)
+        self.settings = settings
         self.skip_identical = skip_identical
         self.seed = int(seed)
         self._episodes = 0
@@ -117,6 +119,12 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         self._episodes += 1  # each episode's comparisons get their own seed
         return self.env.reset(seed=seed, options=options)
+
+    @classmethod
+    def flat_options(cls) -> dict[str, tuple[Any, Any]]:
+        """The `TimingSettings` fields a caller (or a reward config) may give one by one:
+        name -> (type, default)."""
+        return timing_options(TimingSettings())
 
     # ------------------------------------------------------------------ scoring
 
