@@ -395,6 +395,3 @@ def calibrated_compare(sandbox: Sandbox, comparand: PerfRuns, candidate: PerfRun
                   f"(threshold {max_score_span:.3f})")
     rec.elapsed_s = time.monotonic() - t0
     raise Unscorable(reason + f" after {rec.attempts} attempt(s)", rec)
-
-
-
