@@ -12,9 +12,17 @@ _RUNNERS = {"run", "Popen", "call", "check_call", "check_output", "getoutput", "
             "execv", "execvp", "execvpe", "execl", "execlp", "spawnv", "spawnvp", "posix_spawn", "posix_spawnp"}
 
 
-#: what only the helper sets: its neutralising variables and the commit identity (`GIT_IDENTITY`)
+#: what only the helper sets: its neutralising variables (named anywhere) ...
 _ENV_COPIES = {"GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_ATTR_NOSYSTEM",
-               "GIT_NO_REPLACE_OBJECTS", "GIT_LITERAL_PATHSPECS", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"}
+               "GIT_NO_REPLACE_OBJECTS", "GIT_LITERAL_PATHSPECS"}
+#: ... and the commit identity (`GIT_IDENTITY`: reading it is fine, setting one of one's own is not)
+_IDENTITY = {"GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"}
+
+
+def _sets_identity(node: ast.AST) -> str | None:
+    keys = node.keys if isinstance(node, ast.Dict) else \
+        [node.slice] if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) else []
+    return next((k.value for k in keys if isinstance(k, ast.Constant) and k.value in _IDENTITY), None)
 
 
 def _is_git(node: ast.AST) -> bool:
@@ -41,6 +49,8 @@ def _offences(path: Path, root: Path = PKG.parent) -> list[str]:
             bad.append(f"{rel}:{node.lineno}: from git import ...")
         elif isinstance(node, ast.Constant) and node.value in _ENV_COPIES:
             bad.append(f"{rel}:{node.lineno}: a copy of the git environment ({node.value})")
+        elif _sets_identity(node):
+            bad.append(f"{rel}:{node.lineno}: a git identity of its own ({_sets_identity(node)})")
 
         elif isinstance(node, ast.FunctionDef) and node.name in ("_git", "git"):
             bad.append(f"{rel}:{node.lineno}: a git helper of its own ({node.name})")
@@ -58,6 +68,7 @@ def test_the_check_sees_the_old_forms(tmp_path):
     src.write_text('import shutil, subprocess\nimport git\n_E = {"GIT_CONFIG_NOSYSTEM": "1"}\n'
                    'def _git(*a):\n    return subprocess.run(["git", *a])\n'
                    'subprocess.check_output(("git", "log"))\n'
-                   '_ID = {"GIT_AUTHOR_NAME": "me"}\nEXE = shutil.which("git")\n')
+                   '_ID = {"GIT_AUTHOR_NAME": "me"}\nEXE = shutil.which("git")\n'
+                   'from codegym.core.git import GIT_IDENTITY\nWHO = GIT_IDENTITY["GIT_AUTHOR_NAME"]\n')
     found = _offences(src, tmp_path)
     assert len(found) == 7, found
