@@ -154,7 +154,8 @@ KNOWN = {
                                        "which the snapshot the mirror comes from lacks"),
     "pydicom__pydicom-1458": ("record", "44 PASS_TO_PASS ids hold the paths of SWE-bench's build machine "
                                         "(test_...[/n/fs/p-swe-bench/temp/.../SC_rgb.dcm-data0]): no other "
-                                        "checkout collects tests of those names"),
+                                        "checkout collects tests of those names; its tests also download "
+                                        "pydicom's test data files from the internet (21 s of retries each here)"),
     "pydicom__pydicom-1139": ("record", "2 PASS_TO_PASS tests (TestBadValueRead) use nose-style setup(), which "
                                         "pytest 8 dropped; SWE-bench's spec for pydicom 2.0 pins no pytest "
                                         "(`pip install pytest`: 8.x today), so the harness fails them too"),
