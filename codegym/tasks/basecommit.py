@@ -14,12 +14,14 @@ name, the three-pass way is taken instead.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat
 from pathlib import Path
 
 from codegym.core.git import GIT_IDENTITY, git
+
 
 def _entries(top: str, rel: str = ""):
     """(path, mode, bytes) of every file and link under `top` but ``.git``, as ``git add -A``
@@ -39,6 +41,12 @@ def _entries(top: str, rel: str = ""):
                 yield path, (b"100755" if st.st_mode & stat.S_IXUSR else b"100644"), fh.read()
 
 
+@functools.cache
+def _ident(who: str) -> str:
+    """``name <email> seconds zone`` of `GIT_IDENTITY` for the author or the committer, as git reads it."""
+    return git(["var", f"GIT_{who}_IDENT"], env=GIT_IDENTITY).stdout.decode().strip()
+
+
 def _stream(entries: list[tuple[str, bytes, bytes]]) -> bytes | None:
     """fast-import's input for one commit of `entries`; None where a path needs quoting or
     ``add`` may store other bytes: attributes that filter or re-encode, or a text file with
@@ -48,10 +56,8 @@ def _stream(entries: list[tuple[str, bytes, bytes]]) -> bytes | None:
         return None
     if attrs and any(b"\r\n" in d and b"\0" not in d[:8000] for _p, m, d in entries if m != b"120000"):
         return None
-    when = "946684800 +0000"  # GIT_IDENTITY's date, 2000-01-01T00:00:00+0000
-    who = f"{GIT_IDENTITY['GIT_COMMITTER_NAME']} <{GIT_IDENTITY['GIT_COMMITTER_EMAIL']}> {when}"
-    author = f"{GIT_IDENTITY['GIT_AUTHOR_NAME']} <{GIT_IDENTITY['GIT_AUTHOR_EMAIL']}> {when}"
-    parts = [f"commit refs/heads/base\nauthor {author}\ncommitter {who}\ndata 5\nbase\n".encode()]
+    parts = [f"commit refs/heads/base\nauthor {_ident('AUTHOR')}\ncommitter {_ident('COMMITTER')}\n"
+             "data 5\nbase\n".encode()]
     for path, mode, data in entries:
         raw = os.fsencode(path)
         if b"\n" in raw or raw.startswith(b'"'):
