@@ -54,7 +54,9 @@ test: system-test install
 	@scripts/system.sh images $(PY)
 	$(PY) -m ruff check .
 	$(PY) -m mypy
-	$(PY) -m pytest -q -n 2 $(PYTEST_ARGS)
+	@# the interpreter's own commands first on PATH (a virtualenv's `ray`, `uv`, which tests and
+	@# verifiers' harness start by name; found missing on a fresh machine)
+	PATH="$(abspath $(dir $(PY))):$$PATH" $(PY) -m pytest -q -n 2 $(PYTEST_ARGS)
 
 bench: system install
 	$(PY) benchmarks/sandbox_throughput.py

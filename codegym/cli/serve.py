@@ -11,8 +11,10 @@ The app is `codegym.integrations.serve`'s; docs/serve.md describes the protocols
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -62,6 +64,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         print(f"codegym serve: ORS at {base} (ors.client.ORS; environments: GET {base}/codegym/envs)")
     print(f"codegym serve: {len(manager.env_ids)} env id(s), at most {limits.max_sessions} sessions, idle timeout "
           f"{limits.idle_timeout_s or 'none'}, token {'required' if token else 'not set'}", flush=True)
+    # uvicorn stops on SIGINT whatever its disposition and re-raises it after: a SIGINT this
+    # process inherited as ignored (a shell's background job) would end it with 0, not 130
+    with contextlib.suppress(ValueError):  # not the main thread: the caller's handlers stay
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         serve.run(manager, host=args.host, port=args.port, protocols=protocols, default_env_id=args.default_env,
                   log_level=args.log_level)
