@@ -135,9 +135,15 @@ start_dockerd() {  # start_dockerd DRIVER ; returns 0 when the engine answers
 if engine_ok; then
 	log "docker engine already answering on $SOCK; reusing it"
 else
-	if [[ -S $SOCK ]] && pgrep -x dockerd >/dev/null; then
-		log "a dockerd process exists but $SOCK does not answer; waiting up to ${READY_TIMEOUT}s"
-		for _ in $(seq $((READY_TIMEOUT * 5))); do engine_ok && break; sleep 0.2; done
+	if pgrep -x dockerd >/dev/null; then
+		# a busy engine on a loaded machine can take long to answer: never start a second
+		# dockerd on the same data root beside it (the second removes the first's socket and
+		# neither answers again)
+		wait_s=$(( READY_TIMEOUT > 300 ? READY_TIMEOUT : 300 ))
+		log "a dockerd process exists ($(pgrep -x dockerd | tr '\n' ' ')) but $SOCK does not answer; waiting up to ${wait_s}s"
+		end=$((SECONDS + wait_s))
+		until engine_ok || (( SECONDS > end )); do sleep 1; done
+		engine_ok || die "a dockerd process runs ($(pgrep -x dockerd | tr '\n' ' ')) but does not answer on $SOCK; not starting a second engine beside it: stop it (kill $(pgrep -x dockerd | tr '\n' ' ')) and run this again"
 	fi
 	if ! engine_ok; then
 		if ! start_dockerd "$DRIVER"; then
