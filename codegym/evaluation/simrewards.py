@@ -11,6 +11,7 @@ intervals combined on the log scale). docs/simulate.md lists what is approximate
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 from collections.abc import Mapping, Sequence
@@ -54,6 +55,18 @@ def _arguments(spec: RewardSpec) -> dict[str, Any]:
     args = dict(bound.arguments)
     args.pop("self", None)
     args.pop("env", None)
+    # grouped settings (StageValues, TimingSettings) read field by field, as the wrapper does:
+    # a group given whole, then the defaults of the fields a config may give one by one, then
+    # the ones it gave (`flat_options`)
+    options = args.pop("options", None) or {}
+    for name in ("values", "timing"):
+        group = args.pop(name, None)
+        if dataclasses.is_dataclass(group) and not isinstance(group, type):
+            args.update({f.name: getattr(group, f.name) for f in dataclasses.fields(group)})
+    flat = getattr(spec.cls, "flat_options", None)
+    for k, (_, default) in (flat() if flat is not None else {}).items():
+        args.setdefault(k, default)
+    args.update(options)
     return args
 
 
