@@ -1,6 +1,6 @@
 """Curricula: choosing the next task from what training has seen so far.
 
-Owns `CurriculumSampler` (re-exported as ``codegym.tasks.suite.CurriculumSampler``),
+Owns `CurriculumSampler`,
 the utility-driven task sampler of ASTOR / DHRCL-style multi-task training, and its
 per-task record `TaskStats`. `CodeEnv` uses it through two calls:
 

@@ -23,8 +23,7 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from codegym.core.paths import display_path
-from codegym.core.yamlcompose import HARD_CAPS
-from codegym.core.yamlcompose import DEFAULT_CAPS, Caps
+from codegym.core.yamlcompose import DEFAULT_CAPS, HARD_CAPS, Caps
 from codegym.core.yamldoc import Doc, DocError, DocValidationError, Loc, format_path, inside, pydantic_message
 from codegym.tasks.checks import semantic_errors
 from codegym.tasks.fields import SUITE_FILE, SUITE_META_KEY

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from codegym.core.paths import display_path
-from codegym.tasks.curriculum import CurriculumSampler
 from codegym.tasks.fields import SUITE_FILE, canonical_language
 from codegym.tasks.load import TaskError, TaskValidationError, find_suite_file, load_task, read_suite_file, suite_root
 from codegym.tasks.schema import Task

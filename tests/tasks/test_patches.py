@@ -5,7 +5,6 @@ an incomplete repository is one clear error. Host files stand in for /etc/shadow
 from __future__ import annotations
 
 import os
-import subprocess
 import uuid
 from pathlib import Path
 
@@ -37,7 +36,7 @@ def test_a_patch_that_makes_a_link_is_refused(secret):
     link = _new_file("leak.txt", str(secret), mode="120000")
     with pytest.raises(SWEError, match="makes 'leak.txt' a symbolic link"):
         apply_patch({}, link)
-    mode_change = f"diff --git a/a.txt b/a.txt\nold mode 100644\nnew mode 120000\n"
+    mode_change = "diff --git a/a.txt b/a.txt\nold mode 100644\nnew mode 120000\n"
     with pytest.raises(SWEError, match="symbolic link"):
         check_patch(mode_change)
     sub = _new_file("vendor/lib", "Subproject commit " + "a" * 40, mode="160000")

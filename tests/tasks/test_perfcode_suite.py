@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from codegym import load_suite, load_task
-from codegym.sandbox import make_sandbox
 from codegym.core.languages import get_language
+from codegym.sandbox import make_sandbox
 
 REPO = Path(__file__).resolve().parents[2]
 PERFCODE = REPO / "tasks" / "perfcode"
