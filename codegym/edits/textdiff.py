@@ -239,11 +239,11 @@ def file_diff(
         out.append("new file mode 100644\n")
     elif new is None:
         out.append("deleted file mode 100644\n")
-    return render_diff(out, qa, qb, old, new, a, b, diff_opcodes(a, b), context)
+    return render_diff(out, qa, qb, old, new, a, b, diff_opcodes(a, b), context=context)
 
 
 def render_diff(out: list[str], qa: str, qb: str, old: str | None, new: str | None, a: Sequence[str],
-                b: Sequence[str], opcodes: Sequence[Opcode], context: int,
+                b: Sequence[str], opcodes: Sequence[Opcode], *, context: int,
                 bodies: dict | None = None, reuse: dict | None = None,
                 fresh: tuple[int, int] | None = None) -> str:
     """The body of `file_diff` after its header lines, from given opcodes.

@@ -316,7 +316,8 @@ class Workspace:
             text = ""
         else:
             qa, qb = git_path("a/", p), git_path("b/", p)
-            text = render_diff([f"diff --git {qa} {qb}\n"], qa, qb, old, new, a, b, ops, 3, bodies, reuse, fresh)  # type: ignore[arg-type]
+            text = render_diff([f"diff --git {qa} {qb}\n"], qa, qb, old, new, a, b, ops,  # type: ignore[arg-type]
+                                   context=3, bodies=bodies, reuse=reuse, fresh=fresh)
         self._cum_cache[p] = _CumEntry(new, b, a, ops, text, bodies)  # type: ignore[arg-type]
         return text
 

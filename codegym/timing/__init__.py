@@ -10,7 +10,7 @@ explains the estimators and their guarantees.
 """
 
 from codegym.timing.calibration import calibration_factor, calibration_workload
-from codegym.timing.comparison import Comparison, compare, decide
+from codegym.timing.comparison import Comparison, Decision, compare, decide
 from codegym.timing.kept import NearTie, Passes, Reference, forget_kept, keep, measure_passes, slowness_now
 from codegym.timing.load import HostLoad, SpikeFilter, preempted, read_host_load
 from codegym.timing.measurement import Measurement, Verifier, measure, noise_floor, summarize
@@ -45,7 +45,7 @@ __all__ = [
     "METRICS", "Measurement", "Comparison", "UnsupportedMetricError", "measure", "compare",
     "calibration_workload", "calibration_factor", "noise_floor", "summarize", "median_ci",
     "hodges_lehmann", "wilcoxon_ci", "t_ci", "t_cdf", "t_ppf", "bootstrap_ci", "paired_interval",
-    "decide", "parse_valgrind_instructions", "ValgrindCount", "check_metric", "VALGRIND_WRAPPER",
+    "decide", "Decision", "parse_valgrind_instructions", "ValgrindCount", "check_metric", "VALGRIND_WRAPPER",
     "Verifier", "DEFAULT_MIN_OF", "DEFAULT_MIN_EFFECT", "DEFAULT_MIN_WORTH", "cs_interval", "cs_wealth",
     "valgrind_wrapper", "PYTHON_VALGRIND_WRAPPER", "probe_run", "probe_reference", "HostLoad", "SpikeFilter",
     "preempted", "read_host_load", "keep", "forget_kept", "NearTie", "Passes", "Reference", "measure_passes",

@@ -16,6 +16,7 @@ import statistics
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import NamedTuple
 
 from codegym.core.limits import Limits
 from codegym.sandbox.types import Build, RunRequest, Sandbox
@@ -113,10 +114,21 @@ def _look_schedule(first: int, last: int, growth: float = 1.5) -> list[int]:
     return looks
 
 
+class Decision(NamedTuple):
+    """One look's outcome (`decide`): the estimate of the mean log-ratio, its interval,
+    the interval's coverage, whether it is significant, whether the comparison may stop."""
+
+    est: float
+    lo: float
+    hi: float
+    coverage: float
+    significant: bool
+    settled: bool
+
+
 def decide(log_ratios: Sequence[float], level: float, floor: float, method: str = "wilcoxon",
-           seed: int = 0, futility_floor: float | None = None, futile: str = "band"
-           ) -> tuple[float, float, float, float, bool, bool]:
-    """One look at paired log-ratios: (est, lo, hi, coverage, significant, settled).
+           seed: int = 0, futility_floor: float | None = None, futile: str = "band") -> Decision:
+    """One look at paired log-ratios: a `Decision` (est, lo, hi, coverage, significant, settled).
 
     Method "cs" (the anytime-valid confidence sequence): significant when the CI lies
     entirely outside +-log(1 + floor); settled when significant, or futile: the CI
@@ -135,14 +147,14 @@ def decide(log_ratios: Sequence[float], level: float, floor: float, method: str 
         fthr = math.log1p(floor if futility_floor is None else futility_floor)
         significant = lo > thr or hi < -thr
         futile_now = hi < fthr and (futile == "speedup" or -fthr < lo)
-        return est, lo, hi, cov, significant, significant or futile_now
+        return Decision(est, lo, hi, cov, significant, significant or futile_now)
     fthr = math.log1p(floor if futility_floor is None else min(floor, futility_floor))
     excl = lo > 0 or hi < 0
     significant = excl and abs(est) > thr
     within = -fthr <= lo and hi <= fthr
     small = abs(est) <= fthr
     settled = significant or within or small
-    return est, lo, hi, cov, significant, settled
+    return Decision(est, lo, hi, cov, significant, settled)
 
 
 def _pair_sample(sa: Sampler, sb: Sampler, k: int, a_first: bool) -> tuple[float | None, float | None]:

@@ -614,7 +614,7 @@ def test_cumulative_diff_reused_hunk_bodies_equal_a_fresh_render():
         before = len(entry.bodies)
         qa, qb = git_path("a/", "m.py"), git_path("b/", "m.py")
         fresh = render_diff([f"diff --git {qa} {qb}\n"], qa, qb, start, entry.text, entry.starter_lines,
-                        entry.lines, entry.opcodes, 3)
+                        entry.lines, entry.opcodes, context=3)
         assert cum == fresh, f"step {step}"
         reused += before
     assert reused > 1000  # bodies were there to reuse
