@@ -28,6 +28,8 @@ import test_hostile as th  # noqa: E402 - the corpus runner is reused, not copie
 from test_docker_sandbox import docker_or_skip, labelled  # noqa: E402
 from test_hostile import secrets  # noqa: E402,F401 - the fixture, reused
 
+from codegym.sandbox.containers import LABEL_INSTANCE  # noqa: E402
+
 MODE = "docker"
 
 
@@ -78,7 +80,9 @@ def host():
         yield h
     finally:
         sb = h.sandboxes.get(MODE)
-        owner = sb._owner if sb is not None else None
+        # this sandbox's own containers: the owner label is the process's, which other
+        # sandboxes of the same test worker (other modules' fixtures) share
+        owner = sb._instance if sb is not None else None
         if sb is not None:
             seen_ids |= set(sb.containers())
             pids = _container_pids(client, sorted(seen_ids))
@@ -90,7 +94,7 @@ def host():
     if owner is None:
         return
     problems = []
-    left = labelled(client, **{"codegym.owner": owner})
+    left = labelled(client, **{LABEL_INSTANCE: owner})
     if left:
         problems.append(f"containers survived close(): {[c[:12] for c in left]}")
     end = time.monotonic() + 5
