@@ -3,11 +3,16 @@ without one, a test skips with the reason printed, except in CI (``CI=true``), w
 has installed them all and a missing one fails the test.
 
     from _tools import IN_CI, missing, need_bwrap, docker_or_skip
+
+`wait_serving` waits for a ``codegym serve`` child to answer.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import time
+import urllib.request
 from typing import NoReturn
 
 import pytest
@@ -56,3 +61,18 @@ def docker_or_skip():
     if reason:
         missing(reason)
     return client
+
+
+def wait_serving(proc: subprocess.Popen, port: int | str, timeout: float = 300.0) -> None:
+    """Wait until the ``codegym serve`` child `proc` answers ``/health`` on `port`; fail with
+    its output if it exits first, or when `timeout` seconds pass (generous: a loaded machine)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10) as r:
+                assert r.status == 200
+                return
+        except OSError:
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else proc.returncode
+            assert time.monotonic() < deadline, "codegym serve did not start"
+            time.sleep(0.2)

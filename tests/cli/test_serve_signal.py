@@ -9,11 +9,10 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from _tools import wait_serving
 
 import codegym
 
@@ -30,15 +29,7 @@ def test_sigint_inherited_as_ignored_still_stops_with_130(tmp_path):
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10) as r:
-                    assert r.status == 200
-                    break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read()
-                time.sleep(0.2)
+        wait_serving(proc, port)
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=120) == 130, proc.stdout.read()
         assert "codegym serve: stopped" in proc.stdout.read()

@@ -20,7 +20,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -28,6 +27,7 @@ import pytest
 from _doc_commands import documented_commands
 from _fake_openai import FakeOpenAIServer
 from _scaffold_model import SOLVE_ID, scripted_model
+from _tools import wait_serving
 
 import codegym
 
@@ -79,16 +79,7 @@ def _serve_command(argv: list[str], page: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "codegym", *args], env={**_env(), "CODEGYM_SERVE_TOKEN": token},
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10) as r:
-                    assert r.status == 200
-                    break
-            except OSError:
-                assert proc.poll() is None, proc.stdout.read()
-                assert time.monotonic() < deadline, "codegym serve did not start"
-                time.sleep(0.2)
+        wait_serving(proc, port)
         req = urllib.request.Request(f"http://127.0.0.1:{port}/codegym/sessions",
                                      headers={"Authorization": f"Bearer {token}"})
         with urllib.request.urlopen(req, timeout=60) as r:
