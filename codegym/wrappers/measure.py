@@ -13,7 +13,6 @@ cannot be scored. docs/rewards.md explains recorded runtimes and the noise rules
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -93,22 +92,6 @@ class TimingSettings:
 
 #: the fields of `TimingSettings`: the timed rewards also take them one by one as keywords
 TIMING_KEYS = ("metric", "repeats", "max_pairs", "warmups", "min_of", "budget_s", "alpha", "min_effect")
-
-
-def with_fields(group: Any, options: Mapping[str, Any], keys: Sequence[str], who: str) -> Any:
-    """`group` (a settings dataclass: `TimingSettings`, `StageValues`) with the fields among
-    `keys` that `options` gives, each converted to the type of the group's number there;
-    TypeError naming `who` for any other keyword."""
-    unknown = sorted(set(options) - set(keys))
-    if unknown:
-        raise TypeError(f"{who} got unexpected keyword argument(s) {', '.join(unknown)}")
-    given = {}
-    for k in keys:
-        if k in options:
-            v, cur = options[k], getattr(group, k)
-            number = isinstance(cur, (int, float)) and not isinstance(cur, bool) and v is not None
-            given[k] = type(cur)(v) if number else v
-    return dataclasses.replace(group, **given) if given else group
 
 
 def timing_options(defaults: TimingSettings, keys: Sequence[str] = TIMING_KEYS) -> dict[str, tuple[Any, Any]]:

@@ -18,6 +18,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from codegym.core.groups import with_fields
 from codegym.judge.perf import Unscorable
 from codegym.judge.report import program_stage
 from codegym.tasks.schema import Task
@@ -33,7 +34,6 @@ from codegym.wrappers.measure import (
     recorded_runtimes,
     relative_noise,
     timing_options,
-    with_fields,
 )
 from codegym.wrappers.program import Bench, FinalProgram
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from codegym.core.groups import with_fields
 from codegym.judge.perf import PerfRuns, Unscorable
 from codegym.tasks.runtimes import percentile_rank
 from codegym.tasks.schema import STARTER
@@ -29,7 +30,6 @@ from codegym.wrappers.measure import (
     TimingSettings,
     measurement_value,
     timing_options,
-    with_fields,
 )
 from codegym.wrappers.program import Bench, FinalProgram
 from codegym.wrappers.scoring import (
