@@ -38,7 +38,8 @@ def test_grouped_spreads_flat_keywords_over_the_groups():
 
 
 def test_an_unknown_keyword_is_a_type_error_that_names_it_and_the_closest():
-    with pytest.raises(TypeError, match=r"Thing got unexpected keyword argument\(s\) 'colr' \(did you mean 'colour'\?\)"):
+    named = r"Thing got unexpected keyword argument\(s\) 'colr' \(did you mean 'colour'\?\)"
+    with pytest.raises(TypeError, match=named):
         grouped("Thing", {"colr": "x"}, speed=Speed(), look=Look())
     with pytest.raises(TypeError, match=r"'modle' \(did you mean 'model'\?\)"):
         grouped("Thing", {"modle": "x"}, also=("model",), speed=Speed())
