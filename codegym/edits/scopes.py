@@ -269,12 +269,14 @@ class Outline:
     def _statement_index(self, scope_node, row: int) -> int:
         key = scope_node.id
         if key not in self._body_cache:
-            if self.spec.statements is not None:  # type: ignore[union-attr]
-                stmts = self.spec.statements(scope_node)  # type: ignore[union-attr]
+            spec = self.spec
+            assert spec is not None  # (only a language with a spec has a tree, so statements)
+            if spec.statements is not None:
+                stmts = spec.statements(scope_node)
             elif scope_node.parent is None:  # module level
                 stmts = _named(scope_node)
             else:
-                body = self.spec.body(scope_node)  # type: ignore[misc,union-attr]
+                body = spec.body(scope_node) if spec.body is not None else None
                 stmts = _named(body) if body is not None else None
             self._body_cache[key] = stmts
         stmts = self._body_cache[key]

@@ -112,7 +112,7 @@ def _locate(segments: list[_Segment], by_key: _LineIndex | dict[str, list[int]],
     lines). A source line is used once.
     """
     found: dict[int, tuple[int, int, _Segment]] = {}
-    plans = []  # type: ignore[var-annotated]
+    plans: list[tuple[int, _Segment, list[_SrcLine], list[tuple[int, int]], set[int]]] = []
     for seg in segments:
         src = seg.new_side if side == "new" else seg.old_side
         votes: Counter = Counter()

@@ -195,9 +195,9 @@ class GitStore:
         self.git_dir = Path(os.path.join(root, git_text(["rev-parse", "--git-dir"], root,
                                                         error=WorkspaceError).strip()))
         self.index = self.git_dir / f"codegym-index-{uuid.uuid4().hex[:12]}"
-        self._finalizers = [weakref.finalize(self, _unlink, self.index)]
+        self._finalizers: list[weakref.finalize] = [weakref.finalize(self, _unlink, self.index)]
         if owned:
-            self._finalizers.append(weakref.finalize(self, shutil.rmtree, str(root), True))  # type: ignore[arg-type,call-arg]
+            self._finalizers.append(weakref.finalize(self, shutil.rmtree, str(root), True))
         if index_from is not None and index_from.exists():
             shutil.copyfile(index_from, self.index)
         self.starter = starter if starter is not None else self._make_starter()
@@ -313,7 +313,7 @@ class GitStore:
 
     def copy(self, dest: str | os.PathLike | None) -> GitStore:
         owned = dest is None
-        target = Path(tempfile.mkdtemp(prefix="codegym-ws-")) if owned else Path(dest)  # type: ignore[arg-type]
+        target = Path(tempfile.mkdtemp(prefix="codegym-ws-")) if dest is None else Path(dest)
         if not owned and target.exists() and any(target.iterdir()):
             raise WorkspaceError(f"cannot copy the workspace to {target}: directory is not empty")
         # files are hard links of this tree's (a copy of a large repository is then a matter of

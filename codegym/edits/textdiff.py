@@ -262,16 +262,17 @@ def render_diff(out: list[str], qa: str, qb: str, old: str | None, new: str | No
         return "".join(out)
     out.append(f"--- {qa if old is not None else '/dev/null'}\n")
     out.append(f"+++ {qb if new is not None else '/dev/null'}\n")
-    reuse = reuse if fresh is not None else None
+    reuse = reuse if fresh is not None and bodies is not None else None
+    f_lo, f_hi = fresh if fresh is not None else (0, 0)
     for hunk in group_hunks(opcodes, context):
         ops = tuple(hunk) if bodies is not None else None
-        if reuse is not None and hunk[-1][4] + context < fresh[0]:  # type: ignore[index]
+        if reuse is not None and bodies is not None and hunk[-1][4] + context < f_lo:
             # the very same opcodes before the changed rows: the same text, header included
             # (`a` is the same, and so are the rows of `b` up to there)
             whole = reuse.get(ops)
             if whole is not None:
                 out.append(whole)
-                bodies[ops] = whole  # type: ignore[index]
+                bodies[ops] = whole
                 continue
         i_lo = max(0, hunk[0][1] - context)
         i_hi = min(len(a), hunk[-1][2] + context)
@@ -282,7 +283,7 @@ def render_diff(out: list[str], qa: str, qb: str, old: str | None, new: str | No
         key = None
         if bodies is not None:
             key = (i_lo, i_hi, j_hi - j_lo, tuple((i1, i2, j1 - j_lo, j2 - j_lo) for _t, i1, i2, j1, j2 in hunk))
-            body = reuse.get(key) if reuse is not None and (j_hi < fresh[0] or j_lo > fresh[1]) else None  # type: ignore[index]
+            body = reuse.get(key) if reuse is not None and (j_hi < f_lo or j_lo > f_hi) else None
             if body is not None:
                 out.append(body)
                 bodies[key] = body
@@ -290,12 +291,12 @@ def render_diff(out: list[str], qa: str, qb: str, old: str | None, new: str | No
                 continue
         mark = len(out)
         _hunk_body(out, a, b, hunk, i_lo, i_hi)
-        if key is not None:
+        if bodies is not None:  # (`key` was set just above)
             body = "".join(out[mark:])
             del out[mark:]
             out.append(body)
-            bodies[key] = body  # type: ignore[index]
-            bodies[ops] = header + body  # type: ignore[index]
+            bodies[key] = body
+            bodies[ops] = header + body
     return "".join(out)
 
 

@@ -20,7 +20,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
 from codegym.edits.stores import (
     GitStore,
@@ -294,11 +294,11 @@ class Workspace:
     def _cumulative_file_diff(self, p: str, new: str | None, hit: _CumEntry | None) -> str:
         """The starter->current diff of `p`; in memory, updated around the last edit
         (`recompose_opcodes`) rather than diffed from scratch at every step."""
-        b = self._cached_lines(p, new)
         reuse = fresh = None
         if hit is not None and new is not None and self._store.kind == "memory":
-            step = diff_opcodes(hit.lines, b)  # type: ignore[arg-type]
-            ops = recompose_opcodes(hit.starter_lines, hit.lines, b, hit.opcodes, step) if step else hit.opcodes  # type: ignore[arg-type]
+            b = self._cached_lines(p, new)
+            step = diff_opcodes(hit.lines, b)
+            ops = recompose_opcodes(hit.starter_lines, hit.lines, b, hit.opcodes, step) if step else hit.opcodes
             a = hit.starter_lines
             old = self._store.starter_text(p)
             if step:  # rows of b that differ from the last render's b (closed range)
@@ -306,19 +306,20 @@ class Workspace:
         else:
             old = self._store.starter_text(p)
             if new is None or old is None or self._store.kind != "memory":
-                text = file_diff(p, old, new, new_lines=b)
+                text = file_diff(p, old, new, new_lines=self._cached_lines(p, new))
                 self._cum_cache.pop(p, None)
                 return text
+            b = self._cached_lines(p, new)
             a = split_lines(old)
-            ops = diff_opcodes(a, b)  # type: ignore[arg-type]
+            ops = diff_opcodes(a, b)
         bodies: dict = {}
         if not ops:  # back to the starter's text
             text = ""
         else:
             qa, qb = git_path("a/", p), git_path("b/", p)
-            text = render_diff([f"diff --git {qa} {qb}\n"], qa, qb, old, new, a, b, ops,  # type: ignore[arg-type]
+            text = render_diff([f"diff --git {qa} {qb}\n"], qa, qb, old, new, a, b, ops,
                                    context=3, bodies=bodies, reuse=reuse, fresh=fresh)
-        self._cum_cache[p] = _CumEntry(new, b, a, ops, text, bodies)  # type: ignore[arg-type]
+        self._cum_cache[p] = _CumEntry(new, b, a, ops, text, bodies)
         return text
 
     # -- editing ------------------------------------------------------------
@@ -337,6 +338,11 @@ class Workspace:
                     break
             self._protected_cache[path] = hit
         return hit
+
+    @overload
+    def _cached_lines(self, path: str, text: str) -> builtins.list[str]: ...
+    @overload
+    def _cached_lines(self, path: str, text: str | None) -> builtins.list[str] | None: ...
 
     def _cached_lines(self, path: str, text: str | None) -> builtins.list[str] | None:  # (`list` is a method here)
         if text is None:
@@ -453,13 +459,14 @@ class Workspace:
         """Materialise the current files under `directory` (created if needed)."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
-        if self.backend == "git":
-            for p in self._store.readable():  # type: ignore[union-attr]
+        store = self._store
+        if isinstance(store, GitStore):
+            for p in store.readable():
                 target = out / p
                 target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(self._store.root / p, target)  # type: ignore[union-attr]  # keeps the executable bit
+                shutil.copy2(store.root / p, target)  # keeps the executable bit
         else:
-            for p, text in self._store.files.items():  # type: ignore[union-attr]
+            for p, text in store.files.items():
                 target = out / p
                 target.parent.mkdir(parents=True, exist_ok=True)
                 write_disk(target, text)

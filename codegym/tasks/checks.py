@@ -47,6 +47,11 @@ def fill_defaults(data: dict) -> dict:
     return d
 
 
+def _mapping(v: Any) -> dict:
+    """`v` when it is a mapping of the document, else an empty one (the schema reports its type)."""
+    return v if isinstance(v, dict) else {}
+
+
 def semantic_errors(d: dict) -> list[Problem]:
     """Checks the schema cannot express, on the merged YAML mapping, in file order."""
     out: list[Problem] = []
@@ -75,15 +80,13 @@ def semantic_errors(d: dict) -> list[Problem]:
     if d.get("preamble") is not None and (kind == "repo" or canon_lang not in (None, "python")):
         out.append((("preamble",), "only Python stdio, function and script tasks run a preamble", None))
 
-    sols = d.get("solutions") if isinstance(d.get("solutions"), dict) else {}
-    perf = d.get("perf") if isinstance(d.get("perf"), dict) else {}
-    ref_name = perf.get("reference", "reference")  # type: ignore[union-attr]
-    has_ref = isinstance(ref_name, str) and ref_name in sols  # type: ignore[operator]
-    tests = d.get("tests") if isinstance(d.get("tests"), dict) else {}
+    sols, perf, tests = _mapping(d.get("solutions")), _mapping(d.get("perf")), _mapping(d.get("tests"))
+    ref_name = perf.get("reference", "reference")
+    has_ref = isinstance(ref_name, str) and ref_name in sols
     if kind is not None:
-        out.extend(_tests_errors(tests, kind, has_ref, ref_name))  # type: ignore[arg-type]
-    _solutions_errors(d, sols, kind, lang, canon_lang, canon_langs, check_lang, out)  # type: ignore[arg-type]
-    out.extend(_perf_errors(d, sols, perf, tests, has_ref, ref_name))  # type: ignore[arg-type]
+        out.extend(_tests_errors(tests, kind, has_ref, ref_name))
+    _solutions_errors(d, sols, kind, lang, canon_lang, canon_langs, check_lang, out)
+    out.extend(_perf_errors(d, sols, perf, tests, has_ref, ref_name))
     chk = d.get("checker")
     if isinstance(chk, dict):
         out.extend(_checker_errors(chk, ("checker",), check_lang))

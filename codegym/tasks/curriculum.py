@@ -171,7 +171,8 @@ class CurriculumSampler:
         elif fw == "utility":
             raw = {f: float(np.mean([self.utility(i) for i in ids])) for f, ids in fams.items()}
         else:
-            raw = {f: float(fw.get(f, 0.0)) for f in fams}  # type: ignore[union-attr]
+            assert not isinstance(fw, str)  # (`__init__` admits no other name)
+            raw = {f: float(fw.get(f, 0.0)) for f in fams}
         total = sum(raw.values())
         if total <= 0:
             raise ValueError(f"no family of these tasks has a positive weight "
@@ -241,7 +242,7 @@ class CurriculumSampler:
             raise ValueError(f"unsupported curriculum state version {state.get('version')!r}")
         cfg = dict(state["config"])
         cfg["prior"] = tuple(cfg["prior"])
-        self.__init__(**cfg)  # type: ignore[misc]
+        CurriculumSampler.__init__(self, **cfg)  # (the configuration `config()` wrote: this class's)
         self.stats = {k: TaskStats(**v) for k, v in state["stats"].items()}
         self.family_counts = {k: int(v) for k, v in state["family_counts"].items()}
         self.total_updates = int(state["total_updates"])

@@ -5,17 +5,22 @@ through `codegym.core.languages`)."""
 from __future__ import annotations
 
 import functools
+from typing import Literal, get_args
 
 from codegym.core.languages import LanguageSpec, UnknownLanguageError, get_language, list_languages
 
-KINDS = ("stdio", "function", "script", "repo")
+# (each vocabulary a schema field takes is a Literal type, and its tuple of names read from it)
+Kind = Literal["stdio", "function", "script", "repo"]
+KINDS: tuple[str, ...] = get_args(Kind)
 SPLITS = ("public", "hidden", "perf")
-CHECKER_TYPES = ("exact", "lines", "tokens", "float", "lines_unordered", "sets", "program", "decimal_lines",
-                 "evalplus")
+CheckerType = Literal["exact", "lines", "tokens", "float", "lines_unordered", "sets", "program", "decimal_lines",
+                      "evalplus"]
+CHECKER_TYPES: tuple[str, ...] = get_args(CheckerType)
 #: verdicts a solution may be expected to get (`Solution.expect`); the judge's own
 #: verdicts (`codegym.judge.report.VERDICTS`) add no_code and sandbox_error
-EXPECTED_VERDICTS = ("accepted", "wrong_answer", "runtime_error", "timeout", "memory_limit",
-                     "output_limit", "compile_error")
+ExpectedVerdict = Literal["accepted", "wrong_answer", "runtime_error", "timeout", "memory_limit",
+                          "output_limit", "compile_error"]
+EXPECTED_VERDICTS: tuple[str, ...] = get_args(ExpectedVerdict)
 SUITE_FILE = "suite.yaml"
 #: key of suite.yaml that describes the suite itself and is not merged into tasks
 SUITE_META_KEY = "suite"

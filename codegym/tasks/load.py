@@ -16,7 +16,7 @@ import copy
 import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -43,7 +43,7 @@ _LOADER_KEYS: dict[type, tuple[str, ...]] = {
     TestCase: ("stdin_file", "expected_file"), CheckerSpec: ("file",), GeneratorSpec: ("file",)}
 
 
-def _message(e: dict) -> str:
+def _message(e: Mapping[str, Any]) -> str:
     if e["type"] == "string_pattern_mismatch" and tuple(e["loc"]) == ("id",):
         return "ids are '<suite>/<name>': letters, digits, '_', '-', '.', '+' separated by '/'"
     return pydantic_message(e, Task, _LOADER_KEYS)
@@ -109,13 +109,13 @@ _SUITE_CACHE: dict[Path, tuple[tuple, SuiteDefaults]] = {}
 
 
 def _signature(paths: Iterable[Path]) -> tuple:
-    sig = []
+    sig: list[tuple[str, int | None, int | None]] = []
     for p in dict.fromkeys(paths):
         try:
             st = p.stat()
             sig.append((str(p), st.st_mtime_ns, st.st_size))
         except OSError:
-            sig.append((str(p), None, None))  # type: ignore[arg-type]
+            sig.append((str(p), None, None))
     return tuple(sig)
 
 
@@ -343,5 +343,5 @@ def _validate(merged: dict, path: Path, docs: list[Doc], errors: list[DocError])
         for e in exc.errors(include_url=False):
             loc = tuple(e["loc"])
             f, line = locate(loc)
-            errors.append(TaskError(f, line, format_path(loc), _message(e)))  # type: ignore[arg-type]
+            errors.append(TaskError(f, line, format_path(loc), _message(e)))
     return None

@@ -91,7 +91,9 @@ def _parse(patch: str) -> unidiff.PatchSet:
 
 def patch_paths(patch: str) -> tuple[set[str], set[str], set[str]]:
     """(modified, added, removed) paths of a unified diff (renames: old removed, new added)."""
-    modified, added, removed = set(), set(), set()
+    modified: set[str] = set()
+    added: set[str | None] = set()
+    removed: set[str | None] = set()
     for pf in _parse(patch):
         src, tgt = _strip_prefix(pf.source_file), _strip_prefix(pf.target_file)
         if pf.is_added_file or src is None:
@@ -103,7 +105,7 @@ def patch_paths(patch: str) -> tuple[set[str], set[str], set[str]]:
             added.add(tgt)
         else:
             modified.add(tgt)
-    return modified, added - {None}, removed - {None}  # type: ignore[return-value]
+    return modified, {p for p in added if p is not None}, {p for p in removed if p is not None}
 
 
 def check_patch(patch: str) -> tuple[set[str], set[str], set[str]]:
@@ -113,7 +115,7 @@ def check_patch(patch: str) -> tuple[set[str], set[str], set[str]]:
     ps = _parse(patch)
     for pf in ps:
         target = _strip_prefix(pf.target_file) or _strip_prefix(pf.source_file) or "?"
-        for line in pf.patch_info:  # type: ignore[union-attr]
+        for line in pf.patch_info or ():  # (None: a file without header lines)
             line = str(line).rstrip("\n")
             if line.startswith("diff --git "):
                 continue
@@ -163,11 +165,11 @@ def apply_patch(files: Mapping[str, str | None], patch: str) -> dict[str, str | 
             full.parent.mkdir(parents=True, exist_ok=True)
             with open(full, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
                 fh.write(text)
-        p = git(["apply", "--whitespace=nowarn", "-"], root,  # type: ignore[assignment]
-                input=patch.encode("utf-8", "surrogateescape"), env={"GIT_CEILING_DIRECTORIES": tmp},
-                check=False)
-        if p.returncode != 0:  # type: ignore[attr-defined]
-            raise SWEError("the patch does not apply: " + p.stderr.decode("utf-8", "replace").strip()[-1500:])  # type: ignore[attr-defined]
+        proc = git(["apply", "--whitespace=nowarn", "-"], root,
+                   input=patch.encode("utf-8", "surrogateescape"), env={"GIT_CEILING_DIRECTORIES": tmp},
+                   check=False)
+        if proc.returncode != 0:
+            raise SWEError("the patch does not apply: " + proc.stderr.decode("utf-8", "replace").strip()[-1500:])
         out: dict[str, str | None] = {}
         for path in touched:
             full = root / path

@@ -232,8 +232,9 @@ class TaskRuntimes:
         b, r = self.solutions.get(self.baseline or ""), self.solutions.get(self.reference or "")
         if b is None or r is None or not b.ci or not r.ci or r.ci[0] <= 0 or r.ci[1] <= 0:
             return None
-        norm = b.normalized is not None and r.normalized is not None and b.calibration and r.calibration
-        kb, kr = (1.0 / b.calibration, 1.0 / r.calibration) if norm else (1.0, 1.0)  # type: ignore[operator]
+        bc, rc = b.calibration, r.calibration
+        norm = b.normalized is not None and r.normalized is not None
+        kb, kr = (1.0 / bc, 1.0 / rc) if norm and bc and rc else (1.0, 1.0)
         return b.ci[0] * kb / (r.ci[1] * kr), b.ci[1] * kb / (r.ci[0] * kr)
 
     @property

@@ -14,8 +14,9 @@ import dataclasses
 import functools
 import hashlib
 import json
+from collections.abc import Mapping
 from datetime import date
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import (
     AfterValidator,
@@ -33,10 +34,10 @@ from codegym.core.limits import Limits
 from codegym.core.yamldoc import dump_yaml, format_path
 from codegym.tasks.checks import fill_defaults, semantic_errors
 from codegym.tasks.fields import (
-    CHECKER_TYPES,
-    EXPECTED_VERDICTS,
-    KINDS,
     SPLITS,
+    CheckerType,
+    ExpectedVerdict,
+    Kind,
     canonical_language,
     known_languages,
     language_main_file,
@@ -58,7 +59,7 @@ class _Model(BaseModel):
     # extra="forbid": a misspelt key is an error, not a silently ignored setting.
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False):  # type: ignore[override]
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """As BaseModel.model_copy, but cached hashes are recomputed for the copy
         (pydantic copies ``__dict__``, where functools.cached_property keeps them)."""
         new = super().model_copy(update=update, deep=deep)
@@ -75,15 +76,15 @@ def _cached_names(cls: type) -> tuple[str, ...]:
 class _LimitsModel(_Model):
     """The YAML form of `codegym.core.limits.Limits` (every field optional, same names)."""
 
-    time_s: float = Field(Limits.time_s, gt=0)
-    wall_s: float | None = Field(None, gt=0)
-    memory_mb: int = Field(Limits.memory_mb, gt=0)
-    output_bytes: int = Field(Limits.output_bytes, gt=0)
-    processes: int = Field(Limits.processes, ge=0)
-    file_size_mb: int = Field(Limits.file_size_mb, ge=0)
-    open_files: int = Field(Limits.open_files, gt=0)
-    disk_mb: int = Field(Limits.disk_mb, gt=0)
-    wall_factor: float = Field(Limits.wall_factor, gt=0)
+    time_s: float = Field(default=Limits.time_s, gt=0)
+    wall_s: float | None = Field(default=None, gt=0)
+    memory_mb: int = Field(default=Limits.memory_mb, gt=0)
+    output_bytes: int = Field(default=Limits.output_bytes, gt=0)
+    processes: int = Field(default=Limits.processes, ge=0)
+    file_size_mb: int = Field(default=Limits.file_size_mb, ge=0)
+    open_files: int = Field(default=Limits.open_files, gt=0)
+    disk_mb: int = Field(default=Limits.disk_mb, gt=0)
+    wall_factor: float = Field(default=Limits.wall_factor, gt=0)
 
 
 def _limits_in(v: Any) -> Any:
@@ -132,9 +133,9 @@ class CheckerSpec(_Model):
     A bare string in YAML (``checker: tokens``) means ``{type: tokens}``.
     """
 
-    type: Literal[CHECKER_TYPES] = "tokens"  # type: ignore[valid-type]
-    abs_tol: float = Field(1e-6, ge=0)
-    rel_tol: float = Field(1e-6, ge=0)
+    type: CheckerType = "tokens"
+    abs_tol: float = Field(default=1e-6, ge=0)
+    rel_tol: float = Field(default=1e-6, ge=0)
     seq_lenient: bool | Literal["top"] = True
     strict_types: bool = False
     code: str | None = None
@@ -205,9 +206,9 @@ class TestCase(_Model):
     __test__ = False  # not a pytest test class despite the name
 
     name: str | None = None
-    weight: float = Field(1.0, ge=0)
+    weight: float = Field(default=1.0, ge=0)
     checker: CheckerField | None = None
-    time_s: float | None = Field(None, gt=0)
+    time_s: float | None = Field(default=None, gt=0)
     stdin: str | None = None
     generator: GeneratorSpec | None = None
     expected: Any = None
@@ -277,8 +278,8 @@ class PerfSpec(_Model):
 
     baseline: str | None = None
     reference: str = "reference"
-    repeats: int = Field(5, ge=1)
-    warmups: int = Field(1, ge=0)
+    repeats: int = Field(default=5, ge=1)
+    warmups: int = Field(default=1, ge=0)
     metric: Literal["cpu", "wall", "instructions"] = "cpu"
     runtimes: dict[str, Annotated[float, Field(ge=0)]] = Field(default_factory=dict)
 
@@ -297,7 +298,7 @@ class Solution(_Model):
 
     language: LangName | None = None
     files: dict[str, str] = Field(min_length=1)
-    expect: Literal[EXPECTED_VERDICTS] = "accepted"  # type: ignore[valid-type]
+    expect: ExpectedVerdict = "accepted"
     description: str | None = None
 
 
@@ -372,24 +373,24 @@ class Task(_Model):
     """
 
     id: str = Field(pattern=_ID_RE)
-    version: int = Field(1, ge=0)
+    version: int = Field(default=1, ge=0)
     title: str = ""
     statement: str
-    kind: Literal[KINDS] = "stdio"  # type: ignore[valid-type]
+    kind: Kind = "stdio"
     language: LangName = "python"
-    languages: list[LangName] | None = Field(None, min_length=1)
+    languages: list[LangName] | None = Field(default=None, min_length=1)
     entry_point: str | None = None
     main_file: str | None = None
     preamble: str | None = None
     starter: dict[str, str] = Field(default_factory=dict)
     tests: TestSplits = Field(default_factory=TestSplits)
-    checker: CheckerField = Field(default_factory=CheckerSpec)  # type: ignore[arg-type]
-    limits: LimitsField = Field(default_factory=Limits)  # type: ignore[assignment]
-    perf: PerfSpec = Field(default_factory=PerfSpec)  # type: ignore[arg-type]
+    checker: CheckerField = Field(default_factory=CheckerSpec)
+    limits: LimitsField = Field(default_factory=Limits)
+    perf: PerfSpec = Field(default_factory=PerfSpec)
     solutions: dict[str, Solution] = Field(default_factory=dict)
     metadata: Metadata = Field(default_factory=Metadata)
     repo: RepoSpec | None = None
-    source_path: str | None = Field(None, exclude=True)
+    source_path: str | None = Field(default=None, exclude=True)
 
     @model_validator(mode="before")
     @classmethod

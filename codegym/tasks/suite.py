@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from codegym.core.paths import display_path
 from codegym.tasks.fields import SUITE_FILE, canonical_language
@@ -117,6 +117,12 @@ def _parse_date(value: date | str | None, what: str) -> date | None:
         raise ValueError(f"{what} must be a date or 'YYYY-MM-DD', got {value!r}") from None
 
 
+@overload
+def _as_set(value: str | Iterable[str]) -> set[str]: ...
+@overload
+def _as_set(value: str | Iterable[str] | None) -> set[str] | None: ...
+
+
 def _as_set(value: str | Iterable[str] | None) -> set[str] | None:
     if value is None:
         return None
@@ -201,8 +207,8 @@ class Suite:
         """
         id_pats = _as_set(ids)
         tag_set = _as_set(tags)
-        diff_set = {d.lower() for d in _as_set(difficulty)} if difficulty is not None else None  # type: ignore[union-attr]
-        lang_set = ({canonical_language(x) or x for x in _as_set(languages)}  # type: ignore[union-attr]
+        diff_set = {d.lower() for d in _as_set(difficulty)} if difficulty is not None else None
+        lang_set = ({canonical_language(x) or x for x in _as_set(languages)}
                     if languages is not None else None)
         kind_set = _as_set(kinds)
         lo, hi = _parse_date(since, "since"), _parse_date(until, "until")

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import bisect
 import json
-import json.decoder
 import json.scanner
 import re
+from _json import scanstring  # = json.decoder.scanstring, the C scanner (typeshed declares it only here)
 from typing import Any
 
 WS_RE = re.compile(r"[ \t\n\r]*")
@@ -100,7 +100,7 @@ def _read_container(s: str, i: int, depth: int) -> tuple[Any, int]:
             if c == "{":
                 if s[i] != '"':
                     raise ValueError("expected a key")
-                key, i = json.decoder.scanstring(s, i + 1, False)  # type: ignore[attr-defined]
+                key, i = scanstring(s, i + 1, False)
                 i = skip_ws(s, i)
                 if s[i] != ":":
                     raise ValueError("expected ':'")
@@ -126,7 +126,7 @@ def read_located(s: str, i: int, depth: int = 0) -> tuple[Any, int]:
     i = skip_ws(s, i)
     c = s[i]
     if c == '"':
-        val, end = json.decoder.scanstring(s, i + 1, False)  # type: ignore[attr-defined]
+        val, end = scanstring(s, i + 1, False)
         ls = LocatedStr(val)
         ls.segs, ls.omap = _string_segs(s, i + 1, end - 1, val)
         return ls, end
@@ -138,9 +138,9 @@ def read_located(s: str, i: int, depth: int = 0) -> tuple[Any, int]:
         if frac or exp:
             return float(integer + (frac or "") + (exp or "")), m.end()
         return int(integer), m.end()
-    for lit, val in (("true", True), ("false", False), ("null", None)):
+    for lit, const in (("true", True), ("false", False), ("null", None)):
         if s.startswith(lit, i):
-            return val, i + len(lit)
+            return const, i + len(lit)
     raise ValueError("invalid JSON value")
 
 

@@ -380,7 +380,7 @@ def _change_groups(h: Hunk, p: int) -> list[tuple[int, int, list[list[Any]]]]:
     for l in h.lines:
         if l[0] == " ":
             if cur is not None:
-                groups.append(tuple(cur))  # type: ignore[arg-type]
+                groups.append((cur[0], cur[1], cur[2]))
                 cur = None
             f += 1
             continue
@@ -391,7 +391,7 @@ def _change_groups(h: Hunk, p: int) -> list[tuple[int, int, list[list[Any]]]]:
             cur[1] += 1
             f += 1
     if cur is not None:
-        groups.append(tuple(cur))  # type: ignore[arg-type]
+        groups.append((cur[0], cur[1], cur[2]))
     return groups
 
 
