@@ -19,36 +19,33 @@ from typing import Any
 
 import gymnasium as gym
 
+from codegym.core.groups import GroupField, grouped
 from codegym.core.spaces import CodeText
 from codegym.core.yamldoc import suggest
-from codegym.edits.formats import FORMATS
 from codegym.edits.spans import attach_spans
 from codegym.edits.stores import WorkspaceError
 from codegym.edits.units import split_units
 from codegym.edits.workspace import Workspace
+from codegym.envs.settings import EpisodeSettings
 from codegym.judge.run import judge
 from codegym.sandbox import make_sandbox, require_isolation
 from codegym.sandbox.types import Sandbox
-from codegym.tasks.fields import canonical_language
 from codegym.tasks.schema import Task
 from codegym.tasks.suite import Suite, load_suite
-from codegym.wrappers.config import BASE_REWARDS, SUITE_DEFAULT, resolve_reward
+from codegym.wrappers.config import SUITE_DEFAULT, resolve_reward
 from codegym.wrappers.program import Bench, FinalProgram
 
-#: largest observation, in characters (the observation space's max_length)
-MAX_OBSERVATION_CHARS = 1 << 20
 #: the last line of the observation of the step that decides the episode
 EPISODE_OVER = "The episode is over."
 #: the action space's max_length (the parser has its own, smaller limit: edits.parse.MAX_ACTION_CHARS)
 ACTION_SPACE_CHARS = 1 << 24
 
-FEEDBACK_MODES = ("public", "none", "full")
-#: the env's own rewards (a reward stack is the wrappers': `make_env`)
-REWARD_MODES = BASE_REWARDS
 #: the ``options`` `reset` understands (EpisodeEnv's; a subclass adds its own to `reset_options`)
 RESET_OPTIONS = ("task_id", "sampler", "language", "protected")
 #: what every env reports in ``info["reward_components"]`` on submission
 REWARD_COMPONENTS = ("pass_fraction", "correct", "progress")
+#: `EpisodeEnv`'s own arguments (besides the `EpisodeSettings` fields it takes one by one)
+ENV_ARGUMENTS = ("suite", "tasks", "task_id", "sampler", "sandbox", "settings", "render_mode")
 
 
 def resolve_tasks(suite: Any, tasks: Sequence[Task] | None) -> list[Task]:
@@ -103,37 +100,52 @@ class EpisodeEnv(gym.Env[str, str]):
             or a `codegym.tasks.suite.Suite`.
         tasks: explicit list of `Task`s (instead of `suite`).
         task_id: always use this task (else seeded sampling, or ``options["task_id"]``).
-        max_turns: turns per episode (>= 1).
-        feedback: ``"public"`` (verdict and first failing public case), ``"full"``
-            (every failing public case) or ``"none"`` (no tests before submission).
-        auto_submit: the last turn submits (else running out of turns truncates unjudged).
-        formats: accepted edit formats (subset of `codegym.edits.parse.FORMATS`).
-        language: submission language (for stdio tasks that accept several).
-        reward: ``"pass_fraction"`` (hidden tests passed / total) or ``"binary"``.
-        timing: measure the perf split of an accepted submission (adds
-            ``info["judge"]["timing"]``; wall-clock dependent, so off by default).
-        sandbox: a `codegym.sandbox.Sandbox`, or a backend name for `make_sandbox`.
         sampler: object with ``sample(rng, tasks) -> Task`` (and optionally
             ``update(task_id, reward)``), e.g. a curriculum.
-        early_exit: stop judging the hidden tests at the first failure (training speed).
-        protected: glob patterns of files the agent may not edit (tests, timing harness);
-            edits to them are refused with feedback. ``options["protected"]`` adds more.
+        sandbox: a `codegym.sandbox.Sandbox`, or a backend name for `make_sandbox`.
+        settings: how the episode runs (`EpisodeSettings`: max_turns, feedback, auto_submit,
+            formats, language, reward, timing, early_exit, protected, max_observation_chars;
+            default `default_settings`). ``options["protected"]`` adds protected files.
         render_mode: ``"ansi"`` or None.
+        **options: `EpisodeSettings` fields one by one (``max_turns=6``), over `settings`;
+            any other keyword is a TypeError that names it.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
     #: a last turn whose public tests ran ends truncated (False: only a turn without tests does)
     truncate_tested_turn = True
 
-    def __init__(self, suite: Any = None, *, tasks: Sequence[Task] | None = None,
-                 task_id: str | None = None, max_turns: int = 4, feedback: str = "public",
-                 auto_submit: bool = True, formats: Sequence[str] | None = None,
-                 language: str | None = None, reward: str = "pass_fraction",
-                 timing: bool | str = False, sandbox: Sandbox | None = None, sampler: Any = None,
-                 early_exit: bool = False, protected: Sequence[str] = (),
-                 render_mode: str | None = None,
-                 max_observation_chars: int = MAX_OBSERVATION_CHARS):
-        _check_options(self.metadata, max_turns, feedback, reward, render_mode)
+    #: the settings of an env made without `settings` (the flat keywords go over them)
+    default_settings = EpisodeSettings()
+    # the settings read (and set) as the env's attributes: ``env.max_turns`` is ``env.settings.max_turns``
+    max_turns = GroupField("settings")
+    feedback = GroupField("settings")
+    auto_submit = GroupField("settings")
+    timing = GroupField("settings")
+    early_exit = GroupField("settings")
+    protected = GroupField("settings")
+    max_observation_chars = GroupField("settings")
+
+    @property
+    def formats(self) -> frozenset[str]:
+        """The edit formats the agent may use."""
+        return self.settings.accepted_formats
+
+    @property
+    def language_option(self) -> str | None:
+        return self.settings.language_option
+
+    @property
+    def reward_mode(self) -> str:
+        return self.settings.reward
+
+    def __init__(self, suite: Any = None, *, tasks: Sequence[Task] | None = None, task_id: str | None = None,
+                 sampler: Any = None, sandbox: Sandbox | None = None, settings: EpisodeSettings | None = None,
+                 render_mode: str | None = None, **options: Any):
+        settings = grouped(type(self).__name__, options, also=ENV_ARGUMENTS,
+                           settings=settings or self.default_settings)["settings"]
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
         self.tasks = resolve_tasks(suite, tasks)
         if not self.tasks:
             raise ValueError(f"no tasks in suite {suite!r}")
@@ -142,23 +154,11 @@ class EpisodeEnv(gym.Env[str, str]):
             raise KeyError(f"unknown task {task_id!r}")
         self.suite_name = suite if isinstance(suite, str) else None
         self.fixed_task_id = task_id
-        self.max_turns = int(max_turns)
-        self.feedback = feedback
-        self.auto_submit = auto_submit
-        self.formats = frozenset(formats) if formats else frozenset(FORMATS)
-        unknown = self.formats - set(FORMATS)
-        if unknown:
-            raise ValueError(f"unknown edit formats {sorted(unknown)}; known: {list(FORMATS)}")
-        self.language_option = canonical_language(language) if language else None
-        if language and self.language_option is None:
-            raise ValueError(f"unknown language {language!r}")
-        self.reward_mode, self.timing, self.sampler = reward, timing, sampler
+        self.settings, self.sampler, self.render_mode = settings, sampler, render_mode
         if sandbox is None or isinstance(sandbox, str):
             require_isolation(sandbox)  # refuse now, not at the first judged step
         self._sandbox_arg, self._sandbox = sandbox, None
-        self.early_exit, self.protected, self.render_mode = early_exit, tuple(protected), render_mode
-        self.max_observation_chars = max_observation_chars
-        self.observation_space = CodeText(max_observation_chars)
+        self.observation_space = CodeText(settings.max_observation_chars)
         self.action_space = CodeText(ACTION_SPACE_CHARS)
         # episode state
         self.task: Task | None = None
@@ -425,16 +425,3 @@ class EpisodeEnv(gym.Env[str, str]):
         new.last_report = copy.deepcopy(self.last_report)
         new._closed = False
         return new
-
-
-def _check_options(metadata: Mapping[str, Any], max_turns: int, feedback: str, reward: str,
-                   render_mode: str | None) -> None:
-    if max_turns < 1:
-        raise ValueError("max_turns must be >= 1")
-    if feedback not in FEEDBACK_MODES:
-        raise ValueError(f"feedback must be one of {FEEDBACK_MODES}, not {feedback!r}")
-    if reward not in REWARD_MODES:
-        raise ValueError(f"reward must be one of {REWARD_MODES}, not {reward!r} (a reward stack, or the "
-                         "suite's default, is made of wrappers: gym.make(id, reward=...) or make_env)")
-    if render_mode is not None and render_mode not in metadata["render_modes"]:
-        raise ValueError(f"render_mode must be one of {metadata['render_modes']}")

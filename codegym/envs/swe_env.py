@@ -27,6 +27,7 @@ from codegym.envs.code_env import CodeEnv
 from codegym.envs.episode import make_env, resolve_tasks
 from codegym.envs.registration import ENV_IDS
 from codegym.envs.repo_tools import REPO_TOOL_HELP, parse_with_repo_tools
+from codegym.envs.settings import EpisodeSettings
 from codegym.judge.kinds.repo import resolution, run_command, run_env, tests_sandbox
 from codegym.judge.logs.pytest import parse_results
 from codegym.sandbox.envbuild import EnvBuildError
@@ -89,15 +90,16 @@ def prepare_env(task: Task, sandbox: Sandbox) -> concurrent.futures.Future:
 class SWEEnv(CodeEnv):
     """Repository tasks: the workspace is a git working tree of the task's repository.
 
-    Args (besides `EpisodeEnv`'s): defaults ``suite="swe"``, ``max_turns=10``,
-    ``reward="binary"`` (1 = resolved). Every task must be ``kind: repo``; repository
-    tasks are not timed (``timing`` is ignored).
+    Args (`EpisodeEnv`'s): defaults ``suite="swe"`` and `default_settings`
+    (``max_turns=10``, ``reward="binary"``: 1 = resolved). Every task must be ``kind:
+    repo``; repository tasks are not timed (``timing`` is ignored).
     """
 
     truncate_tested_turn = True
+    default_settings = EpisodeSettings(max_turns=10, reward="binary")
 
-    def __init__(self, suite: Any = "swe", *, max_turns: int = 10, reward: str = "binary", **kwargs: Any):
-        super().__init__(suite, max_turns=max_turns, reward=reward, **kwargs)
+    def __init__(self, suite: Any = "swe", **kwargs: Any):
+        super().__init__(suite, **kwargs)
         bad = [t.id for t in self.tasks if t.kind != "repo"]
         if bad:
             raise ValueError(f"SWEEnv runs repo tasks only; not repo: {', '.join(bad[:5])}")
