@@ -5,6 +5,8 @@ A constructor with many options takes a few settings dataclasses (`StageValues`,
 their fields as a flat keyword, as configs and older callers give them:
 
 - `with_fields(group, options, keys, who)`: one group with the fields `options` gives;
+- `as_group(value, default, who, name)`: a group argument given as the dataclass, a
+  mapping of its fields (a YAML config's) or None;
 - `grouped(who, options, sampling=..., chat=...)`: several groups at once, a keyword that
   is no group's field refused with a `TypeError` that names it (and the closest name);
 - `GroupField(group)`: a group's field read and set as an attribute of its owner
@@ -46,6 +48,19 @@ def with_fields(group: Any, options: Mapping[str, Any], keys: Sequence[str], who
             number = isinstance(cur, (int, float)) and not isinstance(cur, bool) and v is not None
             given[k] = type(cur)(v) if number else v
     return dataclasses.replace(group, **given) if given else group
+
+
+def as_group(value: Any, default: Any, who: str, name: str) -> Any:
+    """The settings group argument `name` of `who`: `default` for None, a group of the
+    default's type as given, a mapping (a YAML config's) as its fields over `default`."""
+    if value is None:
+        return default
+    if isinstance(value, type(default)):
+        return value
+    if isinstance(value, Mapping):
+        return with_fields(default, value, field_names(default), f"{who} {name}=")
+    raise TypeError(f"{who}: {name}= takes {type(default).__name__}(...) or a mapping of its fields, "
+                    f"not {type(value).__name__}")
 
 
 def grouped(who: str, options: Mapping[str, Any], also: Sequence[str] = (), **groups: Any) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from codegym.core.groups import GroupField, grouped
+from codegym.core.groups import GroupField, as_group, grouped
 from codegym.core.spaces import CodeText
 from codegym.core.yamldoc import suggest
 from codegym.edits.spans import attach_spans
@@ -105,7 +105,8 @@ class EpisodeEnv(gym.Env[str, str]):
         sandbox: a `codegym.sandbox.Sandbox`, or a backend name for `make_sandbox`.
         settings: how the episode runs (`EpisodeSettings`: max_turns, feedback, auto_submit,
             formats, language, reward, timing, early_exit, protected, max_observation_chars;
-            default `default_settings`). ``options["protected"]`` adds protected files.
+            or a mapping of those fields over `default_settings`, the default).
+            ``options["protected"]`` adds protected files.
         render_mode: ``"ansi"`` or None.
         **options: `EpisodeSettings` fields one by one (``max_turns=6``), over `settings`;
             any other keyword is a TypeError that names it.
@@ -142,8 +143,9 @@ class EpisodeEnv(gym.Env[str, str]):
     def __init__(self, suite: Any = None, *, tasks: Sequence[Task] | None = None, task_id: str | None = None,
                  sampler: Any = None, sandbox: Sandbox | None = None, settings: EpisodeSettings | None = None,
                  render_mode: str | None = None, **options: Any):
-        settings = grouped(type(self).__name__, options, also=ENV_ARGUMENTS,
-                           settings=settings or self.default_settings)["settings"]
+        who = type(self).__name__
+        settings = grouped(who, options, also=ENV_ARGUMENTS,
+                           settings=as_group(settings, self.default_settings, who, "settings"))["settings"]
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
         self.tasks = resolve_tasks(suite, tasks)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from codegym.core.groups import GroupField, grouped, with_fields
+from codegym.core.groups import GroupField, as_group, grouped, with_fields
 
 
 @dataclass(frozen=True)
@@ -62,3 +62,14 @@ def test_group_field_reads_and_sets_through_the_group():
     with pytest.raises(ValueError, match="repeats must be >= 1"):  # the group's checks run again
         o.repeats = 0
     assert isinstance(Owner.repeats, GroupField)
+
+
+def test_as_group_takes_the_dataclass_a_mapping_or_none():
+    base = Speed(repeats=2)
+    assert as_group(None, base, "X", "speed") is base
+    assert as_group(Speed(), base, "X", "speed") == Speed()
+    assert as_group({"budget_s": 1}, base, "X", "speed") == Speed(repeats=2, budget_s=1.0)
+    with pytest.raises(TypeError, match=r"X speed= got unexpected keyword argument\(s\) 'colour'"):
+        as_group({"colour": "red"}, base, "X", "speed")
+    with pytest.raises(TypeError, match=r"X: speed= takes Speed\(...\) or a mapping of its fields, not Look"):
+        as_group(Look(), base, "X", "speed")

@@ -57,6 +57,12 @@ def test_settings_whole_and_flat_keywords_over_them():
     env.max_turns = 6  # an attribute set goes to the settings
     assert env.settings.max_turns == 6
     assert CodeEnv(EXAMPLES).settings == EpisodeSettings()
+    # a mapping of the fields (a YAML config's env kwargs) is taken over the defaults
+    assert CodeEnv(EXAMPLES, settings={"feedback": "full"}).settings == EpisodeSettings(feedback="full")
+    with pytest.raises(TypeError, match=r"CodeEnv settings= got unexpected keyword argument\(s\) 'turns'"):
+        CodeEnv(EXAMPLES, settings={"turns": 2})
+    with pytest.raises(TypeError, match=r"settings= takes EpisodeSettings\(...\) or a mapping of its fields, not int"):
+        CodeEnv(EXAMPLES, settings=3)
 
 
 def test_swe_env_defaults_and_its_overrides():
