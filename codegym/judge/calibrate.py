@@ -199,7 +199,7 @@ def calibrate_task(task: Task, sandbox: Sandbox | None = None, *, metric: str | 
         return cal
     if sandbox is None:
         sandbox = make_sandbox()
-    settings = dict(metric=metric, warmups=warmups, repeats=repeats, max_repeats=max(max_rep, repeats),
+    settings: dict[str, Any] = dict(metric=metric, warmups=warmups, repeats=repeats, max_repeats=max(max_rep, repeats),
                     target_rel_ci=target_rel_ci, budget_s=budget_s)
     for name, lang, files, role, expect in _members(task):
         s = SolutionResult(name=name, language=lang, role=role)
@@ -211,7 +211,7 @@ def calibrate_task(task: Task, sandbox: Sandbox | None = None, *, metric: str | 
         pass_cpu = _judge_solution(task, s, files, sandbox)
         if s.verdict == "accepted":
             k = 1 if min_of is None and metric != "instructions" and pass_cpu > AUTO_MIN_OF_S else k_default
-            _measure_solution(task, s, files, sandbox, min_of=k, **settings)  # type: ignore[arg-type]
+            _measure_solution(task, s, files, sandbox, min_of=k, **settings)
         s.elapsed_s = time.monotonic() - ts
         say(solution_line(task.id, s, metric))
     cal.record = _record(task, cal, metric, min_of=min_of, warmups=warmups, repeats=repeats)

@@ -112,10 +112,12 @@ def perf_runs(task: Task, files: Mapping[str, Any], sandbox: Sandbox, language: 
     ones (function; identical outputs are checked once). `build` reuses the judge's build
     of the program. Raises ValueError for kinds without a timed form (script, repo)."""
     lang = canonical_language(language) if language else task.language
+    if lang is None:
+        raise ValueError(f"unknown language {language!r}")
     main_file = task.main_file_for(lang) or ""
     if cases is None:
         cases = materialize(task, "perf", sandbox) or materialize(task, "hidden", sandbox)
-    runs = PerfRuns(language=lang, build=build, inputs=[], limits=task.limits, verify=None,  # type: ignore[arg-type]
+    runs = PerfRuns(language=lang, build=build, inputs=[], limits=task.limits, verify=None,
                     files_key=files_key(files), cases=list(cases))
     if task.kind == "stdio":
         _stdio_runs(runs, task, files, sandbox, main_file)
@@ -165,8 +167,9 @@ def _function_runs(runs: PerfRuns, task: Task, files: Mapping[str, Any], sandbox
     runs.language = "python"
     nonce = new_nonce()
     per_case = [case_limits(task, c) for c in cases]
+    assert task.entry_point is not None  # (a function task has one: `codegym.tasks.checks`)
     body = function_request(
-        nonce, main_file, task.entry_point,  # type: ignore[arg-type]
+        nonce, main_file, task.entry_point,
         [(i, list(c.args or []), dict(c.kwargs or {}), cl.time_s, cl.wall())
          for i, (c, cl) in enumerate(zip(cases, per_case))], import_time=lim.time_s, stop_on_error=True,
         cap=value_cap(lim), preamble=task.preamble)
@@ -180,24 +183,26 @@ def _function_runs(runs: PerfRuns, task: Task, files: Mapping[str, Any], sandbox
         """Why case `k`'s returned value is wrong (None: right); identical values once."""
         key = (k, hashlib.blake2b(json.dumps(raw, sort_keys=True).encode(), digest_size=16).digest())
         with lock:
-            wrong = vseen.get(key, False)
-        if wrong is False:  # not seen yet: decode and compare
-            try:
-                got = decode_value(raw)
-            except DECODE_ERRORS as e:
-                wrong = f"undecodable return value: {e}"
-            else:
-                r = vchecker(cases[k]).check_value(cases[k].expected, got, cases[k].args, cases[k].kwargs)
-                wrong = None if r.ok else (r.message or r.diff or "wrong answer")
-            with lock:
-                vseen[key] = wrong
-        return wrong  # type: ignore[return-value]
+            if key in vseen:
+                return vseen[key]
+        # not seen yet: decode and compare
+        wrong: str | None
+        try:
+            got = decode_value(raw)
+        except DECODE_ERRORS as e:
+            wrong = f"undecodable return value: {e}"
+        else:
+            r = vchecker(cases[k]).check_value(cases[k].expected, got, cases[k].args, cases[k].kwargs)
+            wrong = None if r.ok else (r.message or r.diff or "wrong answer")
+        with lock:
+            vseen[key] = wrong
+        return wrong
 
     def verify(i: int, res) -> tuple[str, str] | None:
         frames = parse_function_frames(res.stdout, nonce)
         if frames.import_error is not None:
             kind = frames.import_error.get("import")
-            status = {"timeout": "timeout", "memory_limit": "memory_limit"}.get(kind, "runtime_error")  # type: ignore[arg-type]
+            status = kind if kind in ("timeout", "memory_limit") else "runtime_error"
             return runs.reject(0, status, f"import failed: {frames.import_error.get('e', '')}")
         for k in range(len(cases)):
             fr = frames.results.get(k)

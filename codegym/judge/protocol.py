@@ -93,10 +93,10 @@ def function_request(nonce: str, main_file: str, entry: str,
     floats, dicts with other keys) make the whole request travel tagged (`encode_value`;
     the driver decodes). `preamble`: Python source the driver runs in the candidate's
     module namespace before the module's own code (``Task.preamble``)."""
-    rows = [list(c) for c in cases]
+    rows: list[list[Any]] = [list(c) for c in cases]
     tagged = not all(is_json_plain(r[1]) and is_json_plain(r[2]) for r in rows)
     if tagged:
-        rows = [[r[0], encode_value(list(r[1])), encode_value(dict(r[2])), *r[3:]] for r in rows]  # type: ignore[call-overload]
+        rows = [[r[0], encode_value(list(r[1])), encode_value(dict(r[2])), *r[3:]] for r in rows]
     body: dict[str, Any] = {
         "nonce": nonce, "path": f"{SOLUTION_DIR}/{main_file}", "module": module_name_for(main_file),
         "entry": entry, "cases": rows, "import_time": import_time,
@@ -396,9 +396,7 @@ def analyse_test_code(code: str) -> tuple[bool, list[str]]:
         elif isinstance(n, ast.ImportFrom) and n.level == 0 and n.module:
             imports.append(n.module)
             imports.extend(f"{n.module}.{a.name}" for a in n.names if a.name != "*")
-    seen = set()
-    uniq = [m for m in imports if not (m in seen or seen.add(m))]  # type: ignore[func-returns-value]
-    return defines and not calls, uniq
+    return defines and not calls, list(dict.fromkeys(imports))
 
 
 def implicit_modules(code: str) -> list[str]:
@@ -409,7 +407,8 @@ def implicit_modules(code: str) -> list[str]:
         tree = parse_python(code)
     except SyntaxError:
         return []
-    loads, bound = set(), set()  # type: ignore[var-annotated]
+    loads: set[str] = set()
+    bound: set[str] = set()
     for n in ast.walk(tree):
         if isinstance(n, ast.Name):
             (loads if isinstance(n.ctx, ast.Load) else bound).add(n.id)

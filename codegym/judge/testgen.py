@@ -197,13 +197,13 @@ def _describe_failure(res) -> str:
     return msg + (f"\n{detail}" if detail else "")
 
 
-def _sandbox(sandbox: Sandbox):
+def _sandbox(sandbox: Sandbox | None) -> Sandbox:
     if sandbox is not None:
         return sandbox
     return make_sandbox()
 
 
-def _generate(task: Task, todo: list[tuple[str, int, Any, Any]], sandbox: Sandbox) -> dict[str, str]:
+def _generate(task: Task, todo: list[tuple[str, int, Any, Any]], sandbox: Sandbox | None) -> dict[str, str]:
     """Run the generators of `todo` [(split, pos, case, gen)] not yet cached; key -> input."""
     out: dict[str, str] = {}
     groups: dict[tuple[str, str], list] = {}
@@ -286,7 +286,8 @@ def _known_expectations(task: Task, todo: list[tuple], ext: str, what: str,
     return out, missing, name, sol
 
 
-def _compute_stdio(task: Task, todo: list[tuple[str, int, Any, str, str]], sandbox: Sandbox) -> dict[str, str]:
+def _compute_stdio(task: Task, todo: list[tuple[str, int, Any, str, str]],
+                   sandbox: Sandbox | None) -> dict[str, str]:
     """Expected stdout for [(split, pos, case, key, stdin)] by running the reference."""
     out, missing, name, sol = _known_expectations(task, todo, ".out", "output", str)
     if not missing:
@@ -323,7 +324,8 @@ def _compute_stdio(task: Task, todo: list[tuple[str, int, Any, str, str]], sandb
     return out
 
 
-def _compute_function(task: Task, todo: list[tuple[str, int, Any, str]], sandbox: Sandbox) -> dict[str, Any]:
+def _compute_function(task: Task, todo: list[tuple[str, int, Any, str]],
+                      sandbox: Sandbox | None) -> dict[str, Any]:
     """Expected return values for [(split, pos, case, key)] by calling the reference."""
     out, missing, name, sol = _known_expectations(task, todo, ".json", "value",
                                                   lambda text: decode_value(json.loads(text)))
@@ -350,7 +352,8 @@ def _compute_function(task: Task, todo: list[tuple[str, int, Any, str]], sandbox
         c = uniq[k][2]
         cases.append((i, _read_value(task, uniq[k], list(c.args or [])),
                       _read_value(task, uniq[k], dict(c.kwargs or {})), lim.time_s, lim.wall()))
-    req = function_request(nonce, main, task.entry_point, cases, import_time=lim.time_s,  # type: ignore[arg-type]
+    assert task.entry_point is not None  # (a function task has one: `codegym.tasks.checks`)
+    req = function_request(nonce, main, task.entry_point, cases, import_time=lim.time_s,
                            stop_on_error=True, cap=value_cap(lim), preamble=task.preamble)
     STATS["reference_runs"] += len(keys)
     total = lim.replace(time_s=lim.time_s * (len(keys) + 1), wall_s=lim.wall() * (len(keys) + 1))
@@ -384,7 +387,7 @@ def _read_value(task: Task, item: tuple, value: Any) -> Any:
 
 
 def _computed(task: Task, raw: list[tuple[str, int, Any]], stdin_of: Callable[[Any], str | None],
-              sandbox: Sandbox) -> dict[str, Any]:
+              sandbox: Sandbox | None) -> dict[str, Any]:
     """Expectation key -> computed expectation of the cases of `raw` [(split, pos, case)]
     that have none (stdio and function tasks)."""
     todo = []
@@ -422,7 +425,7 @@ def materialize(task: Task, split: str = "hidden", sandbox: Sandbox | None = Non
             raw.append((sp, pos, case))
     # 1. generated inputs
     gen_todo = [(sp, pos, c, c.generator) for sp, pos, c in raw if c.generator is not None]
-    inputs = _generate(task, gen_todo, sandbox) if gen_todo else {}  # type: ignore[arg-type]
+    inputs = _generate(task, gen_todo, sandbox) if gen_todo else {}
 
     def stdin_of(case) -> str | None:
         if case.generator is not None:
@@ -430,7 +433,7 @@ def materialize(task: Task, split: str = "hidden", sandbox: Sandbox | None = Non
         return case.stdin
 
     # 2. computed expectations
-    computed = _computed(task, raw, stdin_of, sandbox) if task.kind in ("stdio", "function") else {}  # type: ignore[arg-type]
+    computed = _computed(task, raw, stdin_of, sandbox) if task.kind in ("stdio", "function") else {}
     # 3. plain records
     out = []
     for idx, (sp, pos, c) in enumerate(raw):
@@ -443,7 +446,9 @@ def materialize(task: Task, split: str = "hidden", sandbox: Sandbox | None = Non
             if c.has_expected:
                 exp = c.expected
             else:
-                exp = computed[task.expected_key(c)]  # type: ignore[index]
+                key = task.expected_key(c)
+                assert key is not None  # (`_computed` raised for a case with neither)
+                exp = computed[key]
                 is_computed = True
         if task.kind == "function":   # values YAML cannot hold are written tagged
             item = (sp, pos, c)

@@ -57,10 +57,10 @@ class HostLoad:
         dt = self.t - earlier.t
         if dt <= 0:
             return None, None
-        psi = (self.psi_s - earlier.psi_s) / dt if None not in (self.psi_s, earlier.psi_s) else None  # type: ignore[operator]
+        p1, p0, s1, s0 = self.psi_s, earlier.psi_s, self.steal_s, earlier.steal_s
+        psi = (p1 - p0) / dt if p1 is not None and p0 is not None else None
         cpus = os.cpu_count() or 1
-        steal = ((self.steal_s - earlier.steal_s) / (dt * cpus)  # type: ignore[operator]
-                 if None not in (self.steal_s, earlier.steal_s) else None)
+        steal = (s1 - s0) / (dt * cpus) if s1 is not None and s0 is not None else None
         return psi, steal
 
 

@@ -304,13 +304,13 @@ class Sampler:
         probe run). The probe's time is None when it failed (a sandbox fault: the caller
         measures on without it)."""
         best = [math.inf] * len(self.reqs)
-        probes: list[float] = []
+        probes: list[float] | None = []
         for _ in range(max(1, min_of)):
             if probe and probes is not None:
                 try:
                     probes.append(probe_run(self.sb, self.metric))
                 except RuntimeError as e:
-                    probes, self.probe_error = None, str(e)  # type: ignore[assignment]
+                    probes, self.probe_error = None, str(e)
             for i, req in enumerate(self.reqs):
                 v = self.run_one(req, i)
                 if v is None:
@@ -400,7 +400,8 @@ def measure(sandbox: Sandbox, build: Build, inputs: Iterable[RunRequest | str | 
                         elapsed_s=time.monotonic() - t0)
     m.runs, m.min_of = s.runs, k
     if calibrate and m.probed:
-        normalize(m, ref[1])  # type: ignore[index]
+        assert ref is not None  # (only samples probed against a reference are: `_probed`)
+        normalize(m, ref[1])
     elif calibrate:
         cal, note2 = calibration_after(sandbox, metric, cal_before)
         normalize(m, cal)
@@ -457,10 +458,11 @@ def _sample_until_converged(s: Sampler, k: int, target_rel_ci: float, repeats: i
 def _probed(raw: list[float], probes: list[float | None], ref: tuple[float, float] | None, metric: str,
             target_rel_ci: float, min_n: int) -> Measurement:
     """The Measurement of `raw` samples, corrected by the speed their probes saw when every one has a probe."""
-    if ref is None or any(p is None for p in probes):
+    known = [float(p) for p in probes if p is not None] if ref is not None else []
+    if ref is None or len(known) < len(probes):
         return summarize(raw, metric, target_rel_ci=target_rel_ci, min_n=min_n)
-    sp = speeds([float(p) for p in probes], ref[0])  # type: ignore[arg-type]  # (type: all probes are floats here)
+    sp = speeds(known, ref[0])
     m = summarize([v / f for v, f in zip(raw, sp)], metric, target_rel_ci=target_rel_ci, min_n=min_n)
-    m.probed, m.raw_samples, m.probes = True, list(raw), [float(p) for p in probes]  # type: ignore[arg-type]
+    m.probed, m.raw_samples, m.probes = True, list(raw), known
     m.speed = float(np.median(m.probes)) / ref[0]
     return m

@@ -17,6 +17,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 #: the largest fraction of its wealth a bet may stake (a bet of 1 could lose everything)
 MAX_BET = 0.9
@@ -34,7 +35,7 @@ MIN_SCALE = 1e-3
 GRID = 256
 
 
-def predictable_scales(d: Sequence[float], prior: float = PRIOR_SCALE) -> np.ndarray:
+def predictable_scales(d: ArrayLike, prior: float = PRIOR_SCALE) -> np.ndarray:
     """Per pair i, the spread of the log-ratios *before* it: 1.4826 MAD of ``d[:i]``, shrunk
     toward `prior` (weight PRIOR_WEIGHT pairs); `prior` alone before three pairs.
 
@@ -52,7 +53,7 @@ def predictable_scales(d: Sequence[float], prior: float = PRIOR_SCALE) -> np.nda
     return out
 
 
-def log_wealth_paths(d: Sequence[float], thetas: Sequence[float],
+def log_wealth_paths(d: ArrayLike, thetas: ArrayLike,
                      scales: np.ndarray | None = None) -> np.ndarray:
     """Running maximum of log M_t(theta), shape (len(thetas), len(d)): row j, column t is
     the largest log wealth against centre ``thetas[j]`` after pairs ``d[:t+1]``.
@@ -64,7 +65,7 @@ def log_wealth_paths(d: Sequence[float], thetas: Sequence[float],
     are nonnegative martingales, and so is their mean."""
     x = np.asarray(d, dtype=float)
     th = np.asarray(thetas, dtype=float)
-    sc = predictable_scales(x) if scales is None else scales  # type: ignore[arg-type]
+    sc = predictable_scales(x) if scales is None else scales
     g, n = len(th), len(x)
     psi = np.clip((x[None, :] - th[:, None]) / (CLIP_SCALES * sc[None, :]), -1.0, 1.0)
     lp = np.zeros(g)
@@ -94,7 +95,7 @@ def _log_wealth_paths(d: np.ndarray, thetas: np.ndarray, scales: np.ndarray) -> 
     """The last column of `log_wealth_paths` (the running maximum after all pairs)."""
     if len(d) == 0:
         return np.zeros(len(thetas))
-    return log_wealth_paths(d, thetas, scales)[:, -1]  # type: ignore[arg-type]
+    return log_wealth_paths(d, thetas, scales)[:, -1]
 
 
 def cs_wealth(d: Sequence[float], theta: float = 0.0, prior_scale: float = PRIOR_SCALE) -> float:
@@ -103,7 +104,7 @@ def cs_wealth(d: Sequence[float], theta: float = 0.0, prior_scale: float = PRIOR
     x = np.asarray(d, dtype=float)
     if len(x) == 0:
         return 1.0
-    lw = _log_wealth_paths(x, np.array([float(theta)]), predictable_scales(x, prior_scale))[0]  # type: ignore[arg-type]
+    lw = _log_wealth_paths(x, np.array([float(theta)]), predictable_scales(x, prior_scale))[0]
     return math.exp(min(lw, 700.0))
 
 
@@ -134,7 +135,7 @@ def cs_interval(d: Sequence[float], alpha: float = 0.05,
         return -math.inf, math.inf
     if not 0.0 < alpha < 1.0:
         raise ValueError("alpha must be in (0, 1)")
-    scales = predictable_scales(x, prior_scale)  # type: ignore[arg-type]
+    scales = predictable_scales(x, prior_scale)
     log_bar = math.log(1.0 / alpha)
     # beyond this margin every psi is +-1: the wealth is the same as at +-infinity
     margin = CLIP_SCALES * float(scales.max()) * 1.01

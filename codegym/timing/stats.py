@@ -244,9 +244,12 @@ def bootstrap_ci(x: Sequence[float], stat: Callable[[np.ndarray], float] | str =
     elif stat == "median":
         est = float(np.median(a))
         f = lambda m: np.median(m, axis=1)  # noqa: E731
+    elif isinstance(stat, str):
+        raise ValueError(f"unknown statistic {stat!r}: 'mean', 'median' or a function of an array")
     else:
-        est = float(stat(a))  # type: ignore[operator]
-        f = lambda m: np.apply_along_axis(stat, 1, m)  # type: ignore[call-overload]  # noqa: E731
+        fn = stat
+        est = float(fn(a))
+        f = lambda m: np.apply_along_axis(fn, 1, m)  # noqa: E731
     if n < 2:
         return est, -math.inf, math.inf, 1.0
     rng = np.random.default_rng(seed)

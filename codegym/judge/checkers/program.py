@@ -87,9 +87,9 @@ class ProgramChecker(Tagged):
             self._builds[key] = b
         return b
 
-    def _run_extras(self) -> tuple[list[str], dict[str, str]]:
+    def _run_extras(self) -> tuple[list[str], dict[str, str | bytes]]:
         if self.language == "python":
-            return ["main.py"], hidden_files({"main.py": self.code})  # type: ignore[return-value]
+            return ["main.py"], hidden_files({"main.py": self.code})
         return [], {}
 
     def interpret(self, res) -> CheckResult:

@@ -162,7 +162,7 @@ def _short(v: Any, n: int = 80) -> str:
     return s if len(s) <= n else s[: n - 3] + "..."
 
 
-def make_value_checker(spec: Any = None) -> ValueChecker:
+def make_value_checker(spec: Any = None) -> ValueChecker | EvalPlusChecker:
     """The value checker of a function task: exact unless the spec is `float`.
 
     Options read from the spec (dict or CheckerSpec attributes, when present):
@@ -176,7 +176,7 @@ def make_value_checker(spec: Any = None) -> ValueChecker:
                             seq_lenient=lenient, strict_types=bool(strict))
     if kind == "evalplus":
         args = spec_get(spec, "args", ()) or ()
-        return EvalPlusChecker(spec_get(spec, "abs_tol", 0.0), spec_get(spec, "rel_tol", EVALPLUS_RTOL),  # type: ignore[return-value]
+        return EvalPlusChecker(spec_get(spec, "abs_tol", 0.0), spec_get(spec, "rel_tol", EVALPLUS_RTOL),
                                oracle=str(args[0]) if args else None)
     return ValueChecker(seq_lenient=lenient, strict_types=bool(strict))
 
@@ -237,7 +237,8 @@ def evalplus_ok(oracle: str | None, out: Any, exp: Any, inp: Any, atol: float,
     if isinstance(out, Repr) and oracle != "not_none":   # an unserialisable value is still not None
         return False
     if oracle == "poly_root":
-        return abs(_poly(*inp, out)) <= atol  # type: ignore[call-arg]
+        poly_args: list[Any] = [*inp, out]  # (EvalPlus calls ``poly(*inp, out)``)
+        return abs(_poly(*poly_args)) <= atol
     exact = out == exp
     if oracle == "always":
         exact = True

@@ -59,6 +59,8 @@ class _FunctionRun:
         self.checker_for = case_checkers(task, value=True)
         self.per_case = [(lim.time_s, lim.wall()) for lim in (case_limits(task, c) for c in cases)]
         self.import_time = task.limits.time_s
+        assert task.entry_point is not None  # (a function task has one: `codegym.tasks.checks`)
+        self.entry: str = task.entry_point
         self.compile_error: str | None = None
         self.stopped = False
 
@@ -101,7 +103,7 @@ class _FunctionRun:
         cases, per_case, limits = self.cases, self.per_case, self.task.limits
         nonce = new_nonce()
         body = function_request(
-            nonce, self.main_file, self.task.entry_point,  # type: ignore[arg-type]
+            nonce, self.main_file, self.entry,
             [(i, list(cases[i].args or []), dict(cases[i].kwargs or {}), per_case[i][0], per_case[i][1])
              for i in idxs], import_time=self.import_time, stop_on_error=self.early_exit,
             cap=value_cap(limits), preamble=self.task.preamble)
@@ -147,7 +149,7 @@ class _FunctionRun:
         msg = clip(str(err.get("e", "")))
         if kind == "compile_error":
             self.compile_error = msg
-        status = {"timeout": "timeout", "memory_limit": "memory_limit"}.get(kind, "runtime_error")  # type: ignore[arg-type]
+        status = kind if kind in ("timeout", "memory_limit") else "runtime_error"
         for i in idxs:
             c = self.cases[i]
             self.out[i] = CaseResult(c.index, c.name, status, c.split, message=msg, weight=c.weight)
@@ -168,17 +170,19 @@ class _FunctionRun:
     def result_of(self, c: Case, fr: dict) -> CaseResult:
         """The case's result from its frame: the returned value checked, or the failure."""
         st = fr.get("s")
-        base = dict(index=c.index, name=c.name, split=c.split, time_s=float(fr.get("t") or 0.0),
-                    wall_s=float(fr.get("w") or 0.0), memory_mb=float(fr.get("m") or 0.0), weight=c.weight)
+        t, w, m = float(fr.get("t") or 0.0), float(fr.get("w") or 0.0), float(fr.get("m") or 0.0)
         if st != "ok":
             status = st if st in FRAME_STATUSES else "runtime_error"
-            return CaseResult(status=status, message=clip(str(fr.get("e", ""))), **base)  # type: ignore[arg-type]
+            return CaseResult(c.index, c.name, status, c.split, time_s=t, wall_s=w, memory_mb=m,
+                              message=clip(str(fr.get("e", ""))), weight=c.weight)
         try:
             got = decode_value(fr.get("v"))
         except DECODE_ERRORS as e:
-            return CaseResult(status="wrong_answer", message=f"undecodable return value: {e}", **base)  # type: ignore[arg-type]
+            return CaseResult(c.index, c.name, "wrong_answer", c.split, time_s=t, wall_s=w, memory_mb=m,
+                              message=f"undecodable return value: {e}", weight=c.weight)
         r = self.checker_for(c).check_value(c.expected, got, c.args, c.kwargs)
-        return CaseResult(status="passed" if r.ok else "wrong_answer", message=r.message, diff=r.diff,
-                          score=1.0 if r.ok else 0.0, **base)  # type: ignore[arg-type]
+        return CaseResult(c.index, c.name, "passed" if r.ok else "wrong_answer", c.split, time_s=t, wall_s=w,
+                          memory_mb=m, message=r.message, diff=r.diff, score=1.0 if r.ok else 0.0,
+                          weight=c.weight)
 
 

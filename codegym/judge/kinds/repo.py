@@ -34,7 +34,15 @@ from codegym.judge.report import CaseResult, clip, exec_message, tail
 from codegym.sandbox import make_sandbox
 from codegym.sandbox.envbuild import EnvBuildError
 from codegym.sandbox.envimage import env_image, instance_image
-from codegym.sandbox.repoenv import build_env, build_instance, env_root, find_env, find_instance
+from codegym.sandbox.repoenv import (
+    InstanceEnv,
+    PythonEnv,
+    build_env,
+    build_instance,
+    env_root,
+    find_env,
+    find_instance,
+)
 from codegym.sandbox.types import Sandbox
 from codegym.tasks.patches import SWEError, apply_patch, patch_paths
 from codegym.tasks.repo import FAIL_TO_PASS, PASS_TO_PASS, base_tree, env_spec, repo_install, swe_data
@@ -239,7 +247,7 @@ class RunEnv:
     layer: Any = None
 
 
-def _backend(sandbox: Sandbox) -> str:
+def _backend(sandbox: Sandbox | None) -> str:
     """Which build system a sandbox's environments come from: "docker" or "local"."""
     return "docker" if sandbox is not None and sandbox.isolation == "docker" else "local"
 
@@ -255,12 +263,12 @@ def run_env(task: Task, build: bool = True, sandbox: Sandbox | None = None) -> R
     out = RunEnv(setup=tuple(data.setup), parser=data.log_parser)
     env: dict[str, str] = {}
     if spec is not None:
-        backend = _backend(sandbox)  # type: ignore[arg-type]
+        backend = _backend(sandbox)
         pyenv = build_env(spec, backend) if build else find_env(spec, backend)
+        layer: PythonEnv | InstanceEnv | None = pyenv
         inst = repo_install(task) if pyenv is not None else None
-        layer = pyenv
-        if inst is not None:
-            layer = build_instance(pyenv, inst) if build else find_instance(pyenv, inst)  # type: ignore[arg-type,assignment]
+        if pyenv is not None and inst is not None:
+            layer = build_instance(pyenv, inst) if build else find_instance(pyenv, inst)
         if layer is not None:
             env = layer.env_vars()
             out = RunEnv(tuple(layer.path_dirs()), env, out.setup, out.parser, layer.path.name,
@@ -348,7 +356,7 @@ def run_commands(sandbox: Sandbox, tree: Mapping[str, str | bytes], commands: Se
                        "path": list(tenv.path), "timeout": limits.wall()})
     wall = limits.wall() * (n + (1 if tenv.setup else 0)) + 5
     res = sandbox.run(build, stdin=body, limits=limits.replace(wall_s=wall), extra_files=extra)
-    stats = dict(cpu_s=res.cpu_s, wall_s=res.wall_s, memory_mb=res.max_rss_mb)
+    stats: dict[str, Any] = dict(cpu_s=res.cpu_s, wall_s=res.wall_s, memory_mb=res.max_rss_mb)  # (of every run)
     payload = None
     for line in reversed(res.stdout.split("\n")):
         if line.startswith("@cgcmd "):
@@ -359,28 +367,29 @@ def run_commands(sandbox: Sandbox, tree: Mapping[str, str | bytes], commands: Se
             break
     if payload is None:
         msg = exec_message(res) or "the test runner gave no report"
-        return [CommandRun(res.status if res.status != "ok" else "runtime_error", message=msg, **stats)  # type: ignore[arg-type]
+        return [CommandRun(res.status if res.status != "ok" else "runtime_error", message=msg, **stats)
                 for _ in range(n)]
     setup = payload.get("setup")
     if setup is not None and setup.get("rc") != 0:
-        rc, out = setup.get("rc"), str(setup.get("output", ""))
+        rc, said = setup.get("rc"), str(setup.get("output", ""))
         status = {"missing": "sandbox_error", "timeout": "timeout", "error": "sandbox_error"}.get(rc, "runtime_error")
         why = "a setup command's program is not installed in the sandbox" if rc == "missing" else \
             f"the setup commands failed (exit {rc})"
-        return [CommandRun(status, rc=rc, output=out, message=f"{why}: {tail(out, 300)}", **stats) for _ in range(n)]  # type: ignore[arg-type]
-    out: list[CommandRun] = []  # type: ignore[no-redef]
+        return [CommandRun(status, rc=rc, output=said, message=f"{why}: {tail(said, 300)}", **stats)
+                for _ in range(n)]
+    out: list[CommandRun] = []
     for cmd, r in zip(cmds, payload.get("runs", []) + [None] * n):
         if r is None:
-            out.append(CommandRun("sandbox_error", message="the test runner stopped before this command", **stats))  # type: ignore[arg-type,attr-defined]
+            out.append(CommandRun("sandbox_error", message="the test runner stopped before this command", **stats))
             continue
-        run = CommandRun("ok", rc=r.get("rc"), output=str(r.get("output", "")), **stats)  # type: ignore[arg-type]
+        run = CommandRun("ok", rc=r.get("rc"), output=str(r.get("output", "")), **stats)
         run.junit = (r.get("files") or {}).get(cmd["collect"][0]) if cmd["collect"] else None
         if run.rc == "timeout":
             run.status, run.message = "timeout", "the test command timed out"
         elif run.rc in ("missing", "error"):
             run.status, run.message = "sandbox_error", run.output[:500]
-        out.append(run)  # type: ignore[attr-defined]
-    return out[:n]  # type: ignore[return-value]
+        out.append(run)
+    return out[:n]
 
 
 def run_command(sandbox: Sandbox, tree: Mapping[str, str | bytes], command: Sequence[str], limits,
@@ -455,10 +464,11 @@ def run_repo_cases(task: Task, files: Mapping[str, Any], cases: Sequence[Any], s
     runs: dict[tuple, CommandRun] = {}
     for split in dict.fromkeys(c.split for c in cases):
         try:
-            trees[split] = grading_tree(task, files, split, tenv.files)
+            grading = grading_tree(task, files, split, tenv.files)
         except SWEError as e:
             trees[split] = e
             continue
+        trees[split] = grading
         groups: dict[Any, list[tuple[str, ...]]] = {}
         for c in cases:
             if c.split == split:
@@ -466,7 +476,7 @@ def run_repo_cases(task: Task, files: Mapping[str, Any], cases: Sequence[Any], s
                 if tuple(c.command or ()) not in cmds:
                     cmds.append(tuple(c.command or ()))
         for limits, cmds in groups.items():
-            for cmd, run in zip(cmds, run_commands(sandbox, trees[split][0], cmds, limits, tenv)):  # type: ignore[index]
+            for cmd, run in zip(cmds, run_commands(sandbox, grading[0], cmds, limits, tenv)):
                 runs[(split, cmd, limits)] = run
     for i, c in enumerate(cases):
         base = dict(index=c.index, name=c.name, split=c.split, weight=c.weight)
@@ -559,7 +569,7 @@ def resolution(task: Task, report) -> Resolution:
     `JudgeReport` or its ``to_dict()``). Tasks without FAIL_TO_PASS / PASS_TO_PASS cases
     count the tests of every hidden case as FAIL_TO_PASS."""
     cases = report["cases"] if isinstance(report, Mapping) else report.cases
-    by_name = {}  # type: ignore[var-annotated]
+    by_name: dict[str | None, Any] = {}
     for cr in cases:
         name = cr.get("name") if isinstance(cr, Mapping) else cr.name
         split = cr.get("split") if isinstance(cr, Mapping) else cr.split

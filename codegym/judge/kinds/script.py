@@ -68,10 +68,11 @@ def run_script(task: Task, files: Mapping[str, Any], main_file: str, language: s
     compile_error: list[str | None] = [None]
 
     def evaluate(i: int, res) -> bool:
-        out[i], compile_err = _case_result(cases[i], res, nonces[i], language, main_file)
+        result, compile_err = _case_result(cases[i], res, nonces[i], language, main_file)
+        out[i] = result
         if compile_err is not None:
             compile_error[0] = compile_err
-        return not out[i].passed  # type: ignore[union-attr]
+        return not result.passed
 
     if language == "python":
         _run_python(task, files, main_file, cases, sandbox, early_exit, nonces, evaluate)

@@ -60,10 +60,8 @@ def julia_test_report(output: str) -> JuliaTestReport:
                     named = [c for c in cols if c != "time"]
                     # a zero column is printed blank in some versions: align from the right
                     # only when counts are missing
-                    if len(nums) == len(named):
-                        pairs = zip(named, nums)
-                    else:
-                        pairs = zip(named[-len(nums):], nums) if nums else []  # type: ignore[assignment]
+                    # (no counts at all: named[-0:] is every column, zipped with nothing)
+                    pairs = zip(named, nums) if len(nums) == len(named) else zip(named[-len(nums):], nums)
                     for c, v in pairs:
                         attr = _SUMMARY_COLS.get(c)
                         if attr:

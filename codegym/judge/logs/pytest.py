@@ -122,8 +122,9 @@ class TestResults:
         if parser not in self._key_cache:
             keys: dict[str, list[str]] = {}
             for rid, st in self.statuses.items():
-                for key in {harness_key(rid), harness_key(rid, parser) if parser else None} - {None, rid}:
-                    keys.setdefault(key, []).append(st)  # type: ignore[arg-type]
+                for key in {harness_key(rid), harness_key(rid, parser) if parser else None}:
+                    if key is not None and key != rid:
+                        keys.setdefault(key, []).append(st)
             self._key_cache[parser] = keys
         return self._key_cache[parser]
 
