@@ -2,7 +2,9 @@
 
 Owns `ContainerSlot` (one slot of the pool: at most one container, replaced
 whenever it does not fit a request), the framing of the container's attach socket
-(`AttachConn`), the runner archive put into each container, container removal, the
+(`SocketConn`: a unix socket of the host bind-mounted into the container, the engine out
+of the way; `AttachConn`: the container's attach socket, for an engine that cannot see this
+host's files), the runner put into each container, container removal, the
 labels every container carries (its process, its sandbox, its host) and the reaping
 of containers whose process died (`stale_containers`, `prune_containers`: the next
 sandbox's start and ``codegym images prune``).  The pool and its queue are
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 try:  # the SDK (an absolute import: codegym.sandbox.docker is this package's own module)
     import docker
     import docker.errors
+    import docker.types
 except ImportError:  # reported by DockerSandbox(): make_sandbox("docker") explains the fix
     docker = None  # type: ignore[assignment]
 
@@ -47,6 +50,8 @@ RUNNER_DIR = "/opt/codegym"
 #: container uids, disjoint from the local backend's 61000.. range
 UID_BASE = 170000
 UID_RANGE = 20000
+#: where a container sees the host's listening socket (transport "socket")
+SOCKET_PATH = f"{RUNNER_DIR}/host.sock"
 #: seconds a container may take from create to the runner's ready frame
 START_TIMEOUT_S = 60.0
 #: memory above Limits.memory_mb left to the cgroup, so that the server's own kill
@@ -57,6 +62,17 @@ MEM_MARGIN_MB = 256
 def memory_cap(memory_mb: int) -> int:
     """The cgroup memory a container needs for runs of `memory_mb`."""
     return memory_mb + memory_mb // 4 + MEM_MARGIN_MB
+
+
+class SocketConn(Conn):
+    """Fork-server frames over a unix socket the runner connected to (both ways)."""
+
+    WHAT = "container runner socket"
+    GONE = "the container's runner exited"
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        super().__init__(sock.fileno(), sock.fileno())
 
 
 class AttachConn(Conn):
@@ -116,6 +132,65 @@ def runner_tar() -> bytes:
     return _RUNNER_TAR
 
 
+def listen_at(path: str, uid: int) -> socket.socket:
+    """A listening unix socket at `path` that only `uid` (and root) may connect to."""
+    lst = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    try:
+        lst.bind(path)
+        os.chown(path, uid, uid)
+        os.chmod(path, 0o600)
+        lst.listen(1)
+    except OSError:
+        lst.close()
+        raise
+    return lst
+
+
+def close_listener(lst: socket.socket) -> None:
+    """Close a listener made by `listen_at` and remove its path: nothing connects to it again."""
+    path = lst.getsockname()
+    lst.close()
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def accept_runner(lst: socket.socket, uid: int, deadline: float, running) -> socket.socket:
+    """The runner's connection to `lst` (made by `uid`), waiting until `deadline` while
+    ``running()`` says the container still runs; SlotStartError otherwise."""
+    lst.settimeout(0.25)
+    checked = time.monotonic()
+    while True:
+        try:
+            conn, _ = lst.accept()
+        except TimeoutError:
+            now = time.monotonic()
+            if now > deadline:
+                raise SlotStartError("the runner did not connect in time") from None
+            if now - checked > 1.0:
+                checked = now
+                if not running():
+                    raise SlotStartError("the runner exited before it connected") from None
+            continue
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        if struct.unpack("3i", creds)[1] != uid:  # (only the container's uid can reach the path)
+            conn.close()
+            continue
+        conn.setblocking(False)
+        return conn
+
+
+def container_running(client, cid: str) -> bool:
+    """Whether container `cid` exists and runs (an engine error counts as running)."""
+    try:
+        return bool(client.api.inspect_container(cid)["State"].get("Running"))
+    except docker.errors.NotFound:
+        return False
+    except docker.errors.DockerException:
+        return True
+
+
 def remove_container(client, cid: str, uid_lock: socket.socket | None) -> None:
     """Remove a container (killing what runs in it) and only then free its uid."""
     try:
@@ -151,7 +226,7 @@ class ContainerSlot(Slot):
         self.sb = sb
         self.index = index
         self.container_id: str | None = None
-        self.conn: AttachConn | None = None
+        self.conn: SocketConn | AttachConn | None = None
         self.sio = None
         self.want: Want | None = None
         self.disk_mb = 0
@@ -194,14 +269,27 @@ class ContainerSlot(Slot):
                "keep_stderr": bool(os.environ.get("CODEGYM_SANDBOX_DEBUG"))}
         tmpfs_opt = f"size={disk_mb}m,mode=700,uid={uid},gid={uid},exec"
         cid = None
+        listener = None
+        via_socket = sb.transport == "socket"
+        mounts = None
+        if via_socket:
+            try:
+                listener, host_sock = sb._listener(uid)
+            except OSError as e:
+                lock.close()
+                raise SlotStartError(f"cannot make the runner's socket: {e}") from None
+            cfg["connect"] = SOCKET_PATH
+            mounts = [docker.types.Mount(f"{RUNNER_DIR}/forkserver.py", sb._runner_file(), type="bind",
+                                         read_only=True),
+                      docker.types.Mount(SOCKET_PATH, host_sock, type="bind", read_only=True)]
         try:
             c = sb._client.api.create_container(
                 want.image,
                 command=[sb._python, "-I", "-S", f"{RUNNER_DIR}/forkserver.py", json.dumps(cfg)],
-                user=f"{uid}:{uid}", working_dir="/box", stdin_open=True, tty=False,
+                user=f"{uid}:{uid}", working_dir="/box", stdin_open=not via_socket, tty=False,
                 hostname="sandbox", network_disabled=True,
                 environment={"PATH": SANDBOX_PATH, "HOME": "/tmp", "LANG": "C.UTF-8"},
-                volumes=[RUNNER_DIR],
+                volumes=None if via_socket else [RUNNER_DIR],
                 labels={LABEL: "docker", LABEL_OWNER: sb._owner, LABEL_HOST: socket.gethostname(),
                         LABEL_SCOPE: want.scope or "", LABEL_INSTANCE: sb._instance},
                 host_config=sb._client.api.create_host_config(
@@ -214,29 +302,46 @@ class ContainerSlot(Slot):
                     # the runner exits when the host's end of the attach socket closes (the
                     # sandbox's process died): the engine then removes the container
                     auto_remove=True,
-                    oom_score_adj=500, init=False, ipc_mode="private",
+                    oom_score_adj=500, init=False, ipc_mode="private", mounts=mounts,
                     **({"cgroup_parent": sb.cgroup_parent} if sb.cgroup_parent else {})))
             cid = c["Id"]
-            sb._client.api.put_archive(cid, RUNNER_DIR, runner_tar())
-            # attach before start: nothing the runner writes can be missed
-            sio = sb._client.api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1,
-                                                             "stream": 1})
-            sock = getattr(sio, "_sock", sio)
-            if not isinstance(sock, socket.socket):
-                raise SlotStartError("the docker backend needs a unix or plain tcp DOCKER_HOST "
-                                     "(TLS attach sockets are not supported)")
-            conn = AttachConn(sock)
-            sb._client.api.start(cid)
+            sio = None
+            conn: Conn
+            if listener is not None:
+                sb._client.api.start(cid)
+                conn = SocketConn(accept_runner(listener, uid, time.monotonic() + START_TIMEOUT_S,
+                                                lambda: container_running(sb._client, cid)))
+            else:
+                sb._client.api.put_archive(cid, RUNNER_DIR, runner_tar())
+                # attach before start: nothing the runner writes can be missed
+                sio = sb._client.api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1,
+                                                                 "stream": 1})
+                sock = getattr(sio, "_sock", sio)
+                if not isinstance(sock, socket.socket):
+                    raise SlotStartError("the docker backend needs a unix or plain tcp DOCKER_HOST "
+                                         "(TLS attach sockets are not supported)")
+                conn = AttachConn(sock)
+                sb._client.api.start(cid)
         except docker.errors.ImageNotFound:
             if cid:
                 remove_container(sb._client, cid, None)
             lock.close()
             raise SlotStartError(missing_image_message(want.image)) from None
-        except (docker.errors.DockerException, OSError) as e:
+        except (docker.errors.DockerException, OSError, SlotStartError) as e:
             if cid:
                 remove_container(sb._client, cid, None)
             lock.close()
+            if via_socket and cid is None and "mount" in str(e).lower():
+                # the engine does not see this host's files (a remote or virtualised engine):
+                # the attach socket from now on
+                log.info("codegym docker: bind mounts refused (%s); frames over the attach socket", e)
+                sb.transport = "attach"
+                sb.pipeline = 1
+                return self.start(want, disk_mb)
             raise SlotStartError(f"cannot start a container of {want.image}: {e}") from None
+        finally:
+            if listener is not None:
+                close_listener(listener)
         self.container_id, self.conn, self.sio, self.want = cid, conn, sio, want
         self._uid = (uid, lock)
         self.disk_mb, self.mem_mb, self.runs = disk_mb, mem, 0

@@ -24,6 +24,7 @@ describes the pool and the isolation.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 import threading
 import time
@@ -46,13 +47,15 @@ from codegym.sandbox.containers import (
     LABEL_INSTANCE,
     ContainerSlot,
     Want,
+    listen_at,
     remove_container,
     stale_containers,
 )
+from codegym.sandbox.forkserver.source import server_source
 from codegym.sandbox.images import DEFAULT_IMAGES, missing_image_message, task_image
-from codegym.sandbox.isolation import proc_start
+from codegym.sandbox.isolation import instance_dir, proc_start, rmtree
 from codegym.sandbox.roots import PythonRoot, root_image, sandbox_root
-from codegym.sandbox.server_sandbox import ServerSandbox
+from codegym.sandbox.server_sandbox import PIPELINE, ServerSandbox
 from codegym.sandbox.slots import SlotStartError
 from codegym.sandbox.types import Build, ExecResult, RunRequest, Sandbox
 
@@ -117,18 +120,28 @@ class DockerSandbox(ServerSandbox[ContainerSlot]):
                          a container competes for the CPU like one host process -- as a
                          local slot does -- not all of them together like one (docker's
                          own parent group); None: the engine's default; or a path
+    transport            how the host talks to a container's runner: "socket" (default) a
+                         unix socket of this host bind-mounted into the container, the
+                         engine out of the way (requests pipelined as on local slots); an
+                         engine that refuses the bind mount (it does not see this host's
+                         files) switches the sandbox to "attach": the container's attach
+                         socket, every frame through the engine
     """
 
     def __init__(self, workers: int | None = None, images: Mapping[str, str] | None = None,
                  image: str | None = None, max_runs: int = 500, cpus: float = 1.0,
                  container_memory_mb: int = 1024, pids_limit: int = 512,
                  python: str | PythonRoot = CONTAINER_PYTHON, client=None, api_timeout_s: float = 120.0,
-                 max_containers: int | None = None, strict: bool = False, cgroup_parent: str | None = "auto"):
+                 max_containers: int | None = None, strict: bool = False, cgroup_parent: str | None = "auto",
+                 transport: str = "socket"):
         self.workers = max(1, int(workers or os.cpu_count() or 1))
-        # one request at a time per container (run_many's threads call run): a request
-        # written ahead into the attach socket made run_many slower here, not faster
-        # (100 runs on 2 workers: 480 ms with one queued request, 300 ms without)
-        self.pipeline = 1
+        if transport not in ("socket", "attach"):
+            raise ValueError(f"transport must be 'socket' or 'attach', not {transport!r}")
+        self.transport = transport
+        # over the attach socket one request at a time per container (run_many's threads
+        # call run): a request written ahead there made run_many slower, not faster (100
+        # runs on 2 workers: 480 ms with one queued request, 300 ms without)
+        self.pipeline = PIPELINE if transport == "socket" else 1
         self.max_containers = max(self.workers, int(max_containers or 2 * self.workers))
         self.isolation = "docker"
         # each container has its own uid, as root-mode local slots do: RLIMIT_NPROC applies
@@ -179,10 +192,12 @@ class DockerSandbox(ServerSandbox[ContainerSlot]):
         self._lock = threading.Lock()
         self._ids = 0
         self._tl = threading.local()
+        self._dirs: list[str] = []
         self._image_ids: dict[str, str | None] = {}
+        self._dir: str | None = None  # the runner file and the listening sockets (transport "socket")
         self._sweep_dead_owners()
         self._finalizer = weakref.finalize(self, _cleanup, self._slots, self._reaper, self._client,
-                                           self._instance)
+                                           self._instance, self._dirs)
 
     def _resolve_cgroup_parent(self, arg: str | None) -> str | None:
         """The cgroup parent of the containers ("auto": see the class docstring).
@@ -210,6 +225,29 @@ class DockerSandbox(ServerSandbox[ContainerSlot]):
             return
         for c in stale:
             self._reaper.submit(remove_container, self._client, c["Id"], None)
+
+    # ----- the runner's socket (transport "socket")
+
+    def _host_dir(self) -> str:
+        with self._lock:
+            if self._dir is None:
+                self._dir = instance_dir()  # (a dead process's is removed by the next instance)
+                os.chmod(self._dir, 0o700)  # (containers see only the files mounted into them)
+                self._dirs.append(self._dir)
+                path = os.path.join(self._dir, "forkserver.py")
+                with open(path, "wb") as f:
+                    f.write(server_source())
+                os.chmod(path, 0o644)
+            return self._dir
+
+    def _runner_file(self) -> str:
+        """The host file mounted read-only into each container as its runner."""
+        return os.path.join(self._host_dir(), "forkserver.py")
+
+    def _listener(self, uid: int):
+        """(listening socket, its host path) for the next container's runner (of `uid`)."""
+        path = os.path.join(self._host_dir(), f"s{uuid.uuid4().hex[:16]}")
+        return listen_at(path, uid), path
 
     # ----- images
 
@@ -371,6 +409,42 @@ class DockerSandbox(ServerSandbox[ContainerSlot]):
         finally:
             self._tl.want = None
 
+    def run_many(self, build: Build, requests: Sequence[RunRequest], limits: Limits | None = None,
+                 stop: Callable[[int, ExecResult], bool] | None = None) -> list[ExecResult | None]:
+        if build.ok and self._key_of(build)[0] is None:  # (each run says why)
+            return self._run_many_threads(build, requests, limits, stop, self.workers)
+        return super().run_many(build, requests, limits=limits, stop=stop)
+
+    def _stream(self, build: Build, requests: Sequence[RunRequest], limits: Limits | None,
+                claim: Callable[[], int | None], done: Callable[[int, ExecResult], None]) -> None:
+        img, scope = self._key_of(build)
+        assert img is not None  # (run_many)
+        base = limits or Limits()
+
+        def keyed_claim() -> int | None:
+            # the stream takes and fits its slot for the request it claimed last
+            i = claim()
+            if i is not None:
+                self._tl.want = Want(img, scope, (requests[i].limits or base).memory_mb)
+            return i
+        prev = getattr(self._tl, "want", None)
+        try:
+            super()._stream(build, requests, limits, keyed_claim, done)
+        finally:
+            self._tl.want = prev
+
+    def _dispatch(self, header: dict, blobs: list[bytes], limits: Limits, phase: str, max_collect: int = 0,
+                  n_collect: int = 0, first_attempt: int = 0) -> tuple[ExecResult, list[tuple[str, bytes, int]]]:
+        # the container's memory follows the limits of the request dispatched (a stream's
+        # retry may run an older request than the one it claimed last)
+        w = getattr(self._tl, "want", None)
+        if w is not None and w.memory_mb != limits.memory_mb:
+            self._tl.want = dataclasses.replace(w, memory_mb=limits.memory_mb)
+        try:
+            return super()._dispatch(header, blobs, limits, phase, max_collect, n_collect, first_attempt)
+        finally:
+            self._tl.want = w
+
     task_images = True
 
     def image_from_dockerfile(self, dockerfile: str) -> str:
@@ -428,10 +502,13 @@ class DockerTaskSandbox(Sandbox):
             self.parent.release_scope(self.scope)
 
 
-def _cleanup(slots: list[ContainerSlot], reaper: ThreadPoolExecutor, client, instance: str) -> None:
+def _cleanup(slots: list[ContainerSlot], reaper: ThreadPoolExecutor, client, instance: str,
+             dirs: list[str]) -> None:
     for s in slots:
         s.stop()
     reaper.shutdown(wait=True)
+    for d in dirs:
+        rmtree(d)
     # anything of ours the slots lost track of (a start interrupted mid-way), until none is
     # listed: on a loaded engine a removal can time out or still be in progress when listed
     end = time.monotonic() + 60

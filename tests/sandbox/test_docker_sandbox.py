@@ -291,6 +291,51 @@ def test_containers_compete_for_the_cpu_like_host_processes(client) -> None:
         assert sb.cgroup_parent is None and sb.execute("python", {"main.py": "print(2)"}).stdout == "2\n"
 
 
+RUNNER_SOCKET_PROBE = """
+import os, socket
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect('/opt/codegym/host.sock')
+    print('connected')
+except OSError as e:
+    print(type(e).__name__)
+"""
+
+
+@pytest.mark.docker
+def test_frames_bypass_the_engine_and_fall_back_to_the_attach_socket(client) -> None:
+    """Transport "socket": the runner connects to a unix socket of this host mounted into its
+    container (the engine out of the frames' way), which takes no second connection -- a
+    program of the container cannot talk to the host in the runner's place. An engine that
+    refuses the bind mount (here: a runner file it cannot see) switches the sandbox to the
+    attach socket, one request at a time; `transport="attach"` asks for it."""
+    import os
+
+    from codegym.sandbox.docker import DockerSandbox
+    from codegym.sandbox.types import RunRequest
+    with DockerSandbox(workers=1) as sb:
+        assert sb.transport == "socket" and sb.pipeline >= 2
+        r = sb.execute("python", {"main.py": RUNNER_SOCKET_PROBE})
+        assert (r.status, r.stdout) == ("ok", "ConnectionRefusedError\n"), r
+        assert os.listdir(sb._dir) == ["forkserver.py"]  # (each listener is gone once accepted)
+        b = sb.build("python", {"main.py": "print(input())"})
+        assert [x.stdout for x in sb.run_many(b, [RunRequest(stdin=f"{i}\n") for i in range(6)])] == \
+            [f"{i}\n" for i in range(6)]
+        d = sb._dir
+    assert not os.path.exists(d)
+    with DockerSandbox(workers=1) as sb:
+        sb._runner_file = lambda: "/nonexistent/codegym/forkserver.py"  # type: ignore[method-assign]
+        assert sb.execute("python", {"main.py": "print(3)"}).stdout == "3\n"
+        assert (sb.transport, sb.pipeline) == ("attach", 1)
+    with DockerSandbox(workers=1, transport="attach") as sb:
+        b = sb.build("python", {"main.py": "print(input())"})
+        assert [x.stdout for x in sb.run_many(b, [RunRequest(stdin=f"{i}\n") for i in range(3)])] == \
+            ["0\n", "1\n", "2\n"]
+        assert sb.stats["containers_started"] == 1
+    with pytest.raises(ValueError):
+        DockerSandbox(workers=1, transport="pipe")
+
+
 @pytest.mark.docker
 def test_close_removes_every_container(client) -> None:
     from codegym.sandbox.docker import DockerSandbox
