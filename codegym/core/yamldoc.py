@@ -21,7 +21,7 @@ import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import yaml
 from pydantic import BaseModel
@@ -78,10 +78,13 @@ def format_path(loc: Iterable[Any]) -> str:
 # --------------------------------------------------------------------------- parsing
 
 
-_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml parser when available
+if TYPE_CHECKING:  # (a type checker sees the base the libyaml one mirrors)
+    from yaml import SafeLoader as _BaseLoader
+else:
+    _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml parser when available
 
 
-class YamlLoader(_BaseLoader):  # type: ignore[valid-type,misc]  # a base chosen at import
+class YamlLoader(_BaseLoader):  # a base chosen at import
     """SafeLoader that reads YAML 1.2 floats: ``1e-6`` is a float, not the string
     PyYAML's YAML 1.1 rules make of it (a silent trap for tolerances and answers)."""
 

@@ -111,10 +111,12 @@ class ProcessSlot(Slot):
             kw = {"user": self.uid, "group": self.uid, "extra_groups": []}
         # PR_SET_PDEATHSIG (bwrap --die-with-parent, and the server itself) fires when
         # the *thread* that forked exits, so every slot is spawned by one long-lived thread
-        fut = sb._spawner.submit(subprocess.Popen, argv, stdin=subprocess.PIPE,  # type: ignore[arg-type]
-                                 stdout=subprocess.PIPE,
-                                 stderr=None if os.environ.get("CODEGYM_SANDBOX_DEBUG") else subprocess.DEVNULL,
-                                 env=env, cwd=cwd, start_new_session=True, close_fds=True, **kw)
+        stderr = None if os.environ.get("CODEGYM_SANDBOX_DEBUG") else subprocess.DEVNULL
+
+        def spawn() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env,
+                                    cwd=cwd, start_new_session=True, close_fds=True, **kw)
+        fut = sb._spawner.submit(spawn)
         try:
             self.proc = fut.result()
         except (OSError, subprocess.SubprocessError) as e:

@@ -76,7 +76,7 @@ def merge_reports(hidden: Mapping[str, Any], perf: Mapping[str, Any] | None) -> 
     out["total"] = int(hidden.get("total") or 0) + int(perf.get("total") or 0)
     out["cases"] = list(hidden.get("cases") or []) + list(perf.get("cases") or [])
     if hidden.get("verdict") == "accepted" and perf.get("verdict") != "accepted":
-        out = failed_report(out, perf.get("verdict"), "perf split: " + str(perf.get("message") or ""))  # type: ignore[arg-type]
+        out = failed_report(out, perf["verdict"], "perf split: " + str(perf.get("message") or ""))
     return out
 
 
@@ -108,7 +108,7 @@ class ShallowSpec(gym.Wrapper):
     kwargs (a shallow copy) and this wrapper's `WrapperSpec`: it rebuilds the same stack."""
 
     @property
-    def spec(self) -> EnvSpec | None:  # type: ignore[override]
+    def spec(self) -> EnvSpec | None:  # type: ignore[override]  # (as gymnasium's own Wrapper.spec: a property over Env's attribute)
         if self._cached_spec is not None:
             return self._cached_spec
         inner = self.env.spec

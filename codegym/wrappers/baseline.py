@@ -18,7 +18,7 @@ import math
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from codegym.judge.perf import PerfRuns, Unscorable, perf_workload
 from codegym.sandbox.types import Sandbox
@@ -113,7 +113,7 @@ def look_at(task: Task, sandbox: Sandbox, wl: PerfRuns, settings: TimingSettings
         if v is None:
             _failed(s, looks, wl, capped)
         sp = slowness_now(sandbox, metric, runs=1) or slow
-        _stop(looks, tie.observe(v / sp, ref), v, f"concurrent pass {n}")  # type: ignore[arg-type,operator]
+        _stop(looks, tie.observe(v / sp, ref), v, f"concurrent pass {n}")
     return looks
 
 
@@ -168,7 +168,7 @@ def _stop(looks: Looks, why: str, spent: float, what: str) -> None:
     raise BoundReached(b, spent, how, rule=why, looks=tie.details(), kept=looks.kept)
 
 
-def _failed(s: Sampler, looks: Looks, wl: PerfRuns, capped: PerfRuns) -> None:
+def _failed(s: Sampler, looks: Looks, wl: PerfRuns, capped: PerfRuns) -> NoReturn:
     """A concurrent pass's run failed: stopped by the bound, the program's failure, or the sandbox's."""
     if s.failure in PROGRAM_FAILURES:
         e = TimedRunFailed(s.failure, s.error or "a run failed")

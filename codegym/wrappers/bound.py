@@ -162,12 +162,15 @@ def probe(sandbox: Sandbox, wl: PerfRuns, bound: SlowBound, metric: str,
     Every output is checked (`TimedRunFailed`, as in a measurement; a failure of the
     sandbox or of the check itself is `Unscorable`). Returns the pass's time (it is the
     measurement's warm-up)."""
+    limit = bound.seconds
+    if limit is None:
+        raise ValueError("a probe pass needs a bound in seconds (`baseline_bound`'s)")
     judged = judged_seconds(perf_report, metric)
-    if judged is not None and judged >= bound.seconds:  # type: ignore[operator]
+    if judged is not None and judged >= limit:
         raise BoundReached(bound, judged, f"the perf split's judged runs took {judged:.3g} s in all")
     spent = 0.0
     for i, req in enumerate(wl.inputs):
-        left = bound.seconds - spent  # type: ignore[operator]
+        left = limit - spent
         if left <= 0:
             raise BoundReached(bound, spent, f"the pass took {spent:.3g} s before input {i}")
         own = _run_limits(wl, i)
@@ -187,7 +190,7 @@ def probe(sandbox: Sandbox, wl: PerfRuns, bound: SlowBound, metric: str,
         if wrong:
             raise TimedRunFailed(wrong[0], f"input {i}: {wrong[1]}"[:400])
         spent += float(r.wall_s if metric == "wall" else r.cpu_s)
-    if spent >= bound.seconds:  # type: ignore[operator]
+    if spent >= limit:
         raise BoundReached(bound, spent, f"the pass took {spent:.3g} s")
     return spent
 

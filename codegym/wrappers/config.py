@@ -13,6 +13,7 @@ declared default) and `resolve_reward` (what ``gym.make(id, reward=...)`` builds
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import os
 import typing
@@ -71,20 +72,20 @@ class RewardSpec:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def cls(self) -> type:  # type: ignore[valid-type]
+    def cls(self) -> builtins.type:  # (`type` is the field above)
         return WRAPPER_TYPES[self.type]
 
     def apply(self, env):
         return self.cls(env, **self.kwargs)
 
 
-def _model_for(cls: type):
+def _model_for(cls: type[Any]):
     """A pydantic model of `cls.__init__`'s keyword arguments (after `env`)."""
     cached = _MODELS.get(cls)
     if cached is not None:
         return cached
-    sig = inspect.signature(cls.__init__, eval_str=True)  # type: ignore[misc]
-    hints = typing.get_type_hints(cls.__init__)  # type: ignore[misc]
+    sig = inspect.signature(cls.__init__, eval_str=True)
+    hints = typing.get_type_hints(cls.__init__)
     fields: dict[str, Any] = {}
     flat = cls.flat_options() if hasattr(cls, "flat_options") else {}
     for name, p in list(sig.parameters.items())[2:]:  # self, env
@@ -257,14 +258,16 @@ def load_reward_declaration(path_or_suite: str | os.PathLike) -> RewardDeclarati
 def _suite_file_reward(suite_file: Path) -> RewardDeclaration | None:
     sd = read_suite_file(suite_file)
     data = sd.doc.data if isinstance(sd.doc.data, Mapping) else {}
-    meta = data.get("suite") if isinstance(data.get("suite"), Mapping) else {}
-    in_meta, top = REWARD_KEY in meta, REWARD_KEY in data  # type: ignore[operator]
+    meta = data.get("suite")
+    if not isinstance(meta, Mapping):
+        meta = {}
+    in_meta, top = REWARD_KEY in meta, REWARD_KEY in data
     display = sd.doc.display
     if in_meta and top:
         raise RewardConfigError([DocError(display, sd.doc.line_of((REWARD_KEY,)), REWARD_KEY,
                                           f"declare the reward once (suite.{REWARD_KEY} or {REWARD_KEY})")])
     if in_meta:
-        return parse_reward(meta[REWARD_KEY], display, sd.doc.line_of, ("suite", REWARD_KEY))  # type: ignore[index]
+        return parse_reward(meta[REWARD_KEY], display, sd.doc.line_of, ("suite", REWARD_KEY))
     if top:
         return parse_reward(data[REWARD_KEY], display, sd.doc.line_of, (REWARD_KEY,))
     return None
@@ -282,8 +285,11 @@ def suite_reward(suite: Any = None, tasks: Sequence[Any] | None = None) -> Rewar
     ``source_path``). None: no declaration, or tasks of suites that declare different
     ones (with a warning: the env's own reward is used then; pass ``reward=``)."""
     if suite is not None:
+        where = suite.root if isinstance(suite, Suite) else suite
+        if where is None:  # a suite made in memory: it has no suite file
+            return None
         try:
-            suite_file = suite_file_for(suite.root if isinstance(suite, Suite) else suite)  # type: ignore[arg-type]
+            suite_file = suite_file_for(where)
         except FileNotFoundError:
             return None
         return None if suite_file is None else _suite_file_reward(suite_file)

@@ -122,10 +122,9 @@ class ProgressShaping(ShallowSpec, gym.utils.RecordConstructorArgs):
         key = self._files_key(program)
         if key in self._cache:
             return self._cache[key]
-        usable = (report is not None and report.get("split") == "public" and report.get("total")
-                  and not any(c.get("status") == "skipped" for c in report.get("cases") or ()))
-        if usable:
-            value = report["passed"] / report["total"]  # type: ignore[index]
+        if (report is not None and report.get("split") == "public" and report.get("total")
+                and not any(c.get("status") == "skipped" for c in report.get("cases") or ())):
+            value = report["passed"] / report["total"]
         else:
             rep = program.bench.judge(program.files, "public", program.language, early_exit=False)
             value = rep.passed / rep.total if rep.total else 0.0
