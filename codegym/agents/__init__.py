@@ -3,7 +3,8 @@
 `make_agent(spec)` builds one from a CLI spec: ``oracle``, ``oracle:unified_diff``,
 ``baseline``, ``mutant``, ``mutant:crash,loop``, ``replay:FILE``, ``llm:SPEC`` (an
 OpenAI-compatible endpoint, e.g. ``llm:model=qwen,base_url=http://127.0.0.1:8000/v1,temperature=0.7``;
-see `codegym.agents.llm`), ``scaffold:NAME[,key=value...]`` (an agent scaffold such as
+see `codegym.agents.llm`; its settings groups `SamplingSettings`, `ChatSettings`,
+`TransportSettings`), ``scaffold:NAME[,key=value...]`` (an agent scaffold such as
 mini-swe-agent or a shell command: `codegym.agents.scaffold`).
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 from codegym.agents.base import Agent
 from codegym.agents.llm import LLMAgent
 from codegym.agents.llm_client import LLMError
+from codegym.agents.llm_settings import ChatSettings, SamplingSettings, TransportSettings
 from codegym.agents.mutant import MutantAgent
 from codegym.agents.reference import BaselineAgent, OracleAgent, ReplayAgent
 from codegym.agents.scaffold import make_scaffold_agent
@@ -39,4 +41,4 @@ def make_agent(spec: str, seed: int = 0):
 
 
 __all__ = ["Agent", "OracleAgent", "BaselineAgent", "ReplayAgent", "MutantAgent", "LLMAgent", "LLMError",
-           "make_agent", "make_scaffold_agent"]
+           "SamplingSettings", "ChatSettings", "TransportSettings", "make_agent", "make_scaffold_agent"]

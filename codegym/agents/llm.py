@@ -5,8 +5,9 @@ native ``tool_calls`` go back as ``tool`` messages), the request body (sampling
 parameters, log-probs, token-id fields), model discovery and what a turn records
 for training in ``last_turn`` (token ids and log-probs exactly as sampled, and
 whether the chat template is prefix-preserving). The HTTP side is
-`codegym.agents.llm_client`, the spec syntax `codegym.agents.llm_spec`, the
-answer's token fields `codegym.agents.llm_response`; docs/rollout.md has details.
+`codegym.agents.llm_client`, the settings groups `codegym.agents.llm_settings`, the
+spec syntax `codegym.agents.llm_spec`, the answer's token fields
+`codegym.agents.llm_response`; docs/rollout.md has details.
 
     >>> agent = LLMAgent(model="qwen", base_url="http://127.0.0.1:8000/v1", temperature=0.7)
     >>> agent = LLMAgent.from_spec("model=qwen,base_url=http://127.0.0.1:8000/v1,max_tokens=512")
@@ -19,30 +20,18 @@ import threading
 import time
 import urllib.parse
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from codegym.agents.llm_client import Attempt, ChatClient, LLMError
 from codegym.agents.llm_response import render_tool_calls, response_tokens
+from codegym.agents.llm_settings import TOKEN_ID_FIELDS, ChatSettings, SamplingSettings, TransportSettings
 from codegym.agents.llm_spec import parse_spec
+from codegym.core.groups import GroupField, as_group, grouped
 from codegym.core.keys import user_base_url
 from codegym.edits.render import TOOL_SCHEMAS
 from codegym.tasks.schema import Task
-
-DEFAULT_SYSTEM_PROMPT = (
-    "You are an expert programmer working on a coding task in a multi-turn environment. "
-    "Each reply you write is applied to the workspace as an edit, in one of the action "
-    "formats the task describes; you then see the test feedback. Write `submit` on a line "
-    "of its own when your solution is ready."
-)
-
-#: request fields codegym adds to get token ids (dropped if a server refuses them)
-_TOKEN_ID_FIELDS = {
-    "auto": {"return_token_ids": True, "return_prompt_token_ids": True},
-    "vllm": {"return_token_ids": True, "return_tokens_as_token_ids": True},
-    "sglang": {"return_token_ids": True, "return_prompt_token_ids": True},
-    "off": {},
-}
 
 # process-wide state shared by all agents (and their forks): discovered models, servers
 # that refused the token-id fields
@@ -51,58 +40,57 @@ _MODELS: dict[str, str] = {}
 _NO_TOKEN_FIELDS: set[str] = set()
 
 
+#: `LLMAgent`'s own arguments (besides the settings groups' fields it takes one by one)
+AGENT_ARGUMENTS = ("model", "base_url", "api_key", "api_key_env", "sampling", "chat", "transport", "name")
+
+
 class LLMAgent(ChatClient):
     """An agent that asks an OpenAI-compatible chat endpoint for each action.
 
     Args:
         model: served model name (None: ``CODEGYM_LLM_MODEL``, else the first of ``/models``).
         base_url: API root including ``/v1`` (None: ``CODEGYM_LLM_BASE_URL``/``OPENAI_BASE_URL``).
-        temperature, top_p, max_tokens, stop: sampling parameters (None: server default;
-            for OpenAI reasoning models that refuse ``max_tokens`` use
-            ``extra_body={"max_completion_tokens": N}``).
-        seed: base sampling seed; when set each request sends a seed derived from it, the
-            episode seed and the turn (reproducible, yet different across turns and episodes).
-        extra_body: more request fields (``top_k``, ``min_p``, ``chat_template_kwargs`` ...).
-        system_prompt: first message (None or "" for none).
-        logprobs: ask for sampled-token log-probs.
-        token_ids: ``"auto"``, ``"vllm"``, ``"sglang"`` or ``"off"``: which token-id request
-            fields to send (docs/rollout.md).
-        use_tools: offer ``codegym.edits.parse.TOOL_SCHEMAS`` as OpenAI tools.
-        check_prefix: run the prefix-preservation check when prompt ids come back.
+        api_key: bearer token (never recorded); None reads the environment variable
+            ``api_key_env`` (None: no key). Where a config may send it: `codegym.core.keys`.
+        sampling: the request's sampling fields (`SamplingSettings`: temperature, top_p,
+            max_tokens, seed, stop, extra_body).
+        chat: the conversation and what a turn records (`ChatSettings`: system_prompt,
+            logprobs, token_ids, use_tools, check_prefix).
+        transport: the HTTP side (`TransportSettings`: max_concurrency, timeout, max_retries,
+            backoff_base, backoff_max, retry_after_max, headers; see `ChatClient`).
         name: agent name in records (default ``llm:<model>``).
-        api_key, api_key_env, max_concurrency, timeout, max_retries, backoff_base, backoff_max,
-            retry_after_max, headers: the HTTP side, see `ChatClient`.
+        **options: the groups' fields one by one (``temperature=0.7, max_tokens=512``), over
+            the groups; any other keyword is a TypeError that names it. Each field is also
+            read (and set) as the agent's attribute (``agent.temperature``).
+
+    A group may also be a mapping of its fields (an eval config's ``options``).
     """
+
+    temperature = GroupField("sampling")
+    top_p = GroupField("sampling")
+    max_tokens = GroupField("sampling")
+    seed = GroupField("sampling")
+    stop = GroupField("sampling")
+    extra_body = GroupField("sampling")
+    system_prompt = GroupField("chat")
+    logprobs = GroupField("chat")
+    token_ids = GroupField("chat")
+    use_tools = GroupField("chat")
+    check_prefix = GroupField("chat")
 
     def __init__(self, model: str | None = None, base_url: str | None = None, *,
                  api_key: str | None = None, api_key_env: str | None = "OPENAI_API_KEY",
-                 temperature: float | None = None, top_p: float | None = None,
-                 max_tokens: int | None = None, seed: int | None = None,
-                 stop: str | Sequence[str] | None = None, extra_body: Mapping[str, Any] | None = None,
-                 system_prompt: str | None = DEFAULT_SYSTEM_PROMPT, max_concurrency: int | None = 8,
-                 timeout: float = 600.0, max_retries: int = 4,
-                 backoff_base: float = 0.5, backoff_max: float = 30.0, retry_after_max: float = 300.0,
-                 logprobs: bool = True, token_ids: str = "auto", use_tools: bool = False,
-                 check_prefix: bool = True, headers: Mapping[str, str] | None = None,
-                 name: str | None = None):
-        if token_ids not in _TOKEN_ID_FIELDS:
-            raise ValueError(f"token_ids must be one of {sorted(_TOKEN_ID_FIELDS)}, not {token_ids!r}")
+                 sampling: SamplingSettings | None = None, chat: ChatSettings | None = None,
+                 transport: TransportSettings | None = None, name: str | None = None, **options: Any):
+        groups = grouped("LLMAgent", options, also=AGENT_ARGUMENTS,
+                         sampling=as_group(sampling, SamplingSettings(), "LLMAgent", "sampling"),
+                         chat=as_group(chat, ChatSettings(), "LLMAgent", "chat"),
+                         transport=as_group(transport, TransportSettings(), "LLMAgent", "transport"))
         base_url = base_url or user_base_url()
-        super().__init__(base_url, api_key=api_key, api_key_env=api_key_env, max_concurrency=max_concurrency,
-                         timeout=timeout, max_retries=max_retries, backoff_base=backoff_base,
-                         backoff_max=backoff_max, retry_after_max=retry_after_max, headers=headers)
+        super().__init__(base_url, api_key=api_key, api_key_env=api_key_env, transport=groups["transport"])
         self.model = model or os.environ.get("CODEGYM_LLM_MODEL") or None
-        self.temperature = temperature
-        self.top_p = top_p
-        self.max_tokens = max_tokens
-        self.seed = seed
-        self.stop = [stop] if isinstance(stop, str) else (list(stop) if stop is not None else None)
-        self.extra_body = dict(extra_body or {})
-        self.system_prompt = system_prompt
-        self.logprobs = bool(logprobs)
-        self.token_ids = token_ids
-        self.use_tools = bool(use_tools)
-        self.check_prefix = bool(check_prefix)
+        self.sampling: SamplingSettings = groups["sampling"]
+        self.chat: ChatSettings = groups["chat"]
         self._name = name
         self.messages: list[dict[str, Any]] = []
         self.last_turn: dict[str, Any] | None = None
@@ -120,16 +108,10 @@ class LLMAgent(ChatClient):
         return cls(**{**parse_spec(spec), **overrides})
 
     def _config(self) -> dict[str, Any]:
+        # copies of the groups: a fork's extra_body / headers are its own
         return dict(model=self.model, base_url=self.base_url, api_key=self._api_key,
-                    api_key_env=self.api_key_env, temperature=self.temperature, top_p=self.top_p,
-                    max_tokens=self.max_tokens, seed=self.seed, stop=self.stop,
-                    extra_body=dict(self.extra_body), system_prompt=self.system_prompt,
-                    max_concurrency=self.max_concurrency, timeout=self.timeout,
-                    max_retries=self.max_retries,
-                    backoff_base=self.backoff_base, backoff_max=self.backoff_max,
-                    retry_after_max=self.retry_after_max, logprobs=self.logprobs,
-                    token_ids=self.token_ids, use_tools=self.use_tools, check_prefix=self.check_prefix,
-                    headers=dict(self.headers), name=self._name)
+                    api_key_env=self.api_key_env, sampling=replace(self.sampling), chat=self.chat,
+                    transport=replace(self.transport), name=self._name)
 
     def fork(self) -> LLMAgent:
         """A fresh agent with the same configuration and no conversation.
@@ -254,7 +236,7 @@ class LLMAgent(ChatClient):
         host = urllib.parse.urlsplit(self.base_url).hostname or ""
         if self.token_ids == "auto" and (host.endswith("openai.com") or self.base_url in _NO_TOKEN_FIELDS):
             return {}
-        return dict(_TOKEN_ID_FIELDS[self.token_ids])
+        return dict(TOKEN_ID_FIELDS[self.token_ids])
 
     def _body(self, messages: list[dict[str, Any]], model: str) -> dict[str, Any]:
         body: dict[str, Any] = {"model": model, "messages": messages}
@@ -275,7 +257,7 @@ class LLMAgent(ChatClient):
 
     def _resend_body(self, status: int, text: str, body: dict[str, Any]) -> dict[str, Any] | None:
         # a server that refuses codegym's token-id fields: drop them (for this base URL), resend once
-        auto = _TOKEN_ID_FIELDS["auto"]
+        auto = TOKEN_ID_FIELDS["auto"]
         if status != 400 or self.token_ids != "auto" or not any(f in text for f in auto):
             return None
         with _REGISTRY_LOCK:

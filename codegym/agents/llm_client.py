@@ -1,6 +1,7 @@
 """`ChatClient`: JSON requests to an OpenAI-compatible server, with retries and a concurrency gate.
 
-Standard library only. Each attempt holds a process-wide semaphore per
+HTTP through the standard library (no client package); the settings are a
+`TransportSettings` (`codegym.agents.llm_settings`). Each attempt holds a process-wide semaphore per
 ``(base_url, max_concurrency)`` (collect runs several agents in threads; forks share
 it). Timeouts, connection errors, 408/409/425/429/5xx and malformed 200 bodies are
 retried with exponential backoff and jitter, honouring ``Retry-After``; other 4xx
@@ -26,6 +27,9 @@ import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from codegym.agents.llm_settings import TransportSettings
+from codegym.core.groups import GroupField
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
 _BODY_EXCERPT = 500
@@ -101,35 +105,27 @@ class ChatClient:
     Args:
         base_url: API root including ``/v1``.
         api_key: bearer token; None reads the environment variable ``api_key_env`` (None: no key).
-        max_concurrency: requests in flight per base URL in this process (None/0: no limit).
-        timeout: seconds an attempt may wait on the socket (to connect, or for the next
-            bytes of the answer) before it counts as timed out and is retried.
-        max_retries: retries after the first attempt.
-        backoff_base, backoff_max: delay before retry k is ``min(max, base * 2**k)``,
-            jittered to between half and all of it.
-        retry_after_max: cap on a server's ``Retry-After``.
-        headers: extra HTTP headers.
+        transport: concurrency, timeout, retries and backoff, headers (`TransportSettings`);
+            its fields read (and set) as the client's attributes (``client.timeout``).
     """
 
+    max_concurrency = GroupField("transport")
+    timeout = GroupField("transport")
+    max_retries = GroupField("transport")
+    backoff_base = GroupField("transport")
+    backoff_max = GroupField("transport")
+    retry_after_max = GroupField("transport")
+    headers = GroupField("transport")
+
     def __init__(self, base_url: str, *, api_key: str | None = None, api_key_env: str | None = "OPENAI_API_KEY",
-                 max_concurrency: int | None = 8, timeout: float = 600.0, max_retries: int = 4,
-                 backoff_base: float = 0.5, backoff_max: float = 30.0, retry_after_max: float = 300.0,
-                 headers: Mapping[str, str] | None = None):
-        if max_retries < 0:
-            raise ValueError("max_retries must be >= 0")
+                 transport: TransportSettings | None = None):
         parsed = urllib.parse.urlsplit(base_url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise ValueError(f"base_url must be an http(s) URL, not {base_url!r}")
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
         self.api_key_env = api_key_env
-        self.max_concurrency = max_concurrency
-        self.timeout = float(timeout)
-        self.max_retries = int(max_retries)
-        self.backoff_base = float(backoff_base)
-        self.backoff_max = float(backoff_max)
-        self.retry_after_max = float(retry_after_max)
-        self.headers = dict(headers or {})
+        self.transport = transport or TransportSettings()
         self._rng = random.Random()
 
     def _resend_body(self, status: int, text: str, body: dict[str, Any]) -> dict[str, Any] | None:

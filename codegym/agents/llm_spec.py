@@ -3,8 +3,9 @@
 Comma-separated ``key=value`` pairs; a first item without ``=`` is the model. Values
 are read as JSON when they parse (numbers, ``true``/``false``/``null``, ``["a","b"]``,
 ``{...}``; commas inside brackets, braces or quotes do not split), else as strings.
-``extra.NAME=VALUE`` adds ``NAME`` to the request body. Keys are the constructor's
-arguments plus the aliases in `ALIASES`. The API key is never part of a spec.
+``extra.NAME=VALUE`` adds ``NAME`` to the request body. Keys are the agent's flat
+keywords (its arguments and its settings groups' fields, `codegym.agents.llm_settings`)
+plus the aliases in `ALIASES`. The API key (and ``headers``) is never part of a spec.
 
     >>> parse_spec("qwen,base_url=http://127.0.0.1:8000/v1,temperature=0.7,extra.top_k=20")["extra_body"]
     {'top_k': 20}

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from codegym.agents.llm import DEFAULT_SYSTEM_PROMPT
+from codegym.agents.llm_settings import DEFAULT_SYSTEM_PROMPT
 from codegym.core.keys import KeyGrants
 from codegym.core.paths import display_path
 from codegym.core.yamldoc import Doc, DocError, format_path, pydantic_message
