@@ -52,6 +52,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+import codegym.timing.kept as K  # noqa: E402
+import codegym.timing.probe as P  # noqa: E402
 from codegym import timing as T  # noqa: E402
 from codegym.sandbox import make_sandbox  # noqa: E402
 from codegym.timing.measurement import Sampler, as_requests  # noqa: E402
@@ -194,25 +196,25 @@ def measure_round(sb, progs: dict, rec: dict, count: bool) -> None:
 def near_ties(sb, lang: str, p: dict) -> list[dict]:
     """One look-through of a fresh identical program and of the 1.1x one against the kept
     baseline passes of program a (the futility rule alone: no slow bound)."""
-    speed = T.slowness_now(sb, "cpu")
+    speed = K.slowness_now(sb, "cpu")
 
     def compute():
-        ps = T.measure_passes(sb, p["a"], [p["stdin"]], n=5)
+        ps = K.measure_passes(sb, p["a"], [p["stdin"]], n=5)
         return ps, ps.speed
 
-    passes, how = T.keep(sb, ("timing_noise", lang), compute, speed_now=speed)
-    ref = T.Reference.of_passes(passes)
+    passes, how = K.keep(sb, ("timing_noise", lang), compute, speed_now=speed)
+    ref = K.Reference.of_passes(passes)
     out = []
     for case in ("identical", "1.1x"):
         build_ = build(sb, lang, f"tie{time.monotonic_ns()}", 1.1 if case == "1.1x" else 1.0)
-        tie = T.NearTie(bound=None)
+        tie = K.NearTie(bound=None)
         s = Sampler(sb, build_, as_requests([p["stdin"]]), "cpu", None)
         looks = 0
         while looks < 4 and not tie.stopped:  # (MAX_LOOKS of codegym.timing.kept)
             v = s.concurrent_pass()
             if v is None:
                 break
-            tie.observe(v / (T.slowness_now(sb, "cpu", runs=1) or 1.0), ref)
+            tie.observe(v / (K.slowness_now(sb, "cpu", runs=1) or 1.0), ref)
             looks += 1
         out.append({"lang": lang, "case": case, "stopped": tie.stopped, "looks": looks, "kept": how["kept"],
                     "why": how["why"], "scale": ref.scale})
@@ -455,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
 
     sb = make_sandbox("local")
     t0 = time.monotonic()
-    ref = T.probe_reference(sb)
+    ref = P.reference(sb)
     print(f"codegym timing benchmark: isolation={sb.isolation} cpus={os.cpu_count()} probe={1000 * ref[0]:.2f} ms "
           f"calibration={1000 * ref[1]:.2f} ms (cpu) load={os.getloadavg()[0]:.2f}", flush=True)
     progs = {}

@@ -20,7 +20,7 @@ from codegym.evaluation.config import EvalConfig, redact
 from codegym.evaluation.store import CONFIG_COPY, MANIFEST_FILE, RESULTS_FILE, EvalError, write_json_atomic
 from codegym.judge.calibrate import machine_facts
 from codegym.sandbox import make_sandbox
-from codegym.timing import calibration_factor
+from codegym.timing.calibration import calibration_factor
 
 SCHEMA = "codegym.eval/1"
 

@@ -26,7 +26,7 @@ from codegym.sandbox.types import Sandbox
 from codegym.tasks.runtimes import percentile_rank
 from codegym.tasks.schema import Task
 from codegym.wrappers.base import failed_report
-from codegym.wrappers.config import RewardSpec
+from codegym.wrappers.config import GROUPED, RewardSpec
 from codegym.wrappers.measure import ComparisonRecord
 from codegym.wrappers.scoring import (
     beat_score,
@@ -55,11 +55,11 @@ def _arguments(spec: RewardSpec) -> dict[str, Any]:
     args = dict(bound.arguments)
     args.pop("self", None)
     args.pop("env", None)
-    # grouped settings (StageValues, TimingSettings) read field by field, as the wrapper does:
-    # a group given whole, then the defaults of the fields a config may give one by one, then
-    # the ones it gave (`flat_options`)
+    # grouped settings (StageValues, TimedValues, SpeedScoring, TimingSettings) read field by
+    # field, as the wrapper does: a group given whole, then the defaults of the fields a config
+    # may give one by one, then the ones it gave (`flat_options`)
     options = args.pop("options", None) or {}
-    for name in ("values", "timing"):
+    for name in GROUPED:
         group = args.pop(name, None)
         if dataclasses.is_dataclass(group) and not isinstance(group, type):
             args.update({f.name: getattr(group, f.name) for f in dataclasses.fields(group)})

@@ -28,7 +28,8 @@ from codegym.sandbox import make_sandbox
 from codegym.sandbox.types import Sandbox
 from codegym.tasks.runtimes import SolutionRuntime, TaskRuntimes, suite_dir_of
 from codegym.tasks.schema import STARTER, Task
-from codegym.timing import DEFAULT_MIN_OF, UnsupportedMetricError, measure
+from codegym.timing.measurement import measure
+from codegym.timing.metrics import DEFAULT_MIN_OF, UnsupportedMetricError
 
 #: a baseline should be at least this many times slower than its reference (RLPF tasks)
 DEFAULT_MIN_RATIO = 2.0

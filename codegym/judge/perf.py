@@ -38,7 +38,7 @@ from codegym.sandbox import RunRequest
 from codegym.sandbox.types import Sandbox
 from codegym.tasks.fields import canonical_language
 from codegym.tasks.schema import Task
-from codegym.timing import measure
+from codegym.timing.measurement import measure
 
 
 class Unscorable(Exception):

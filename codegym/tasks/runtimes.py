@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 from codegym.core.paths import write_atomic
 from codegym.sandbox import make_sandbox
 from codegym.tasks.load import find_suite_file, suite_root
-from codegym.timing import calibration_factor, calibration_workload, noise_floor
+from codegym.timing.calibration import calibration_factor, calibration_workload
+from codegym.timing.measurement import noise_floor
 
 if TYPE_CHECKING:
     from codegym.sandbox.types import Sandbox

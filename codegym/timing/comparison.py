@@ -1,4 +1,4 @@
-"""Interleaved A/B comparison of two builds: `Comparison`, `decide` and `compare`.
+"""Interleaved A/B comparison of two builds: `Comparison`, `decide`, `CompareSettings` and `compare`.
 
 `compare` takes pairs of samples whose runs of A and B alternate (which goes first is a
 seeded coin), re-measures a pair that saw a load spike, estimates the speedup
@@ -16,8 +16,9 @@ import statistics
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from codegym.core.groups import grouped
 from codegym.core.limits import Limits
 from codegym.sandbox.types import Build, RunRequest, Sandbox
 from codegym.timing.calibration import calibration_after, sample_calibration
@@ -174,15 +175,47 @@ def _pair_sample(sa: Sampler, sb: Sampler, k: int, a_first: bool) -> tuple[float
     return float(sum(best_a)), float(sum(best_b))
 
 
+@dataclass(frozen=True)
+class CompareSettings:
+    """How `compare` measures and decides (its defaults; docs/timing.md).
+
+    metric          cpu | wall | instructions
+    warmups         untimed passes of each build first
+    repeats         pairs before the first look of a fixed-sample method
+    max_pairs       pairs at most; budget_s: seconds at most
+    alpha           the chance of ever calling two identical programs different
+    min_effect      the noise floor: a smaller relative effect is not significant (None:
+                    `DEFAULT_MIN_EFFECT` of the metric)
+    method          "cs" (anytime-valid confidence sequence), "wilcoxon", "t", "bootstrap"
+    min_of          passes per sample, per-input minimum over them (None: the metric's default)
+    seed            seeds which build goes first in a pair (and the bootstrap)
+    calibrate       measure the calibration workload around the comparison
+    min_worth       the smallest effect worth rewarding: the futility band (None: `DEFAULT_MIN_WORTH`)
+    reject_spikes   measure again a pair that saw a load spike
+    futile          "band" (rules out any speedup or slowdown of min_worth) or "speedup"
+                    (rules out a speedup of b of min_worth)
+    """
+
+    metric: str = "cpu"
+    warmups: int = 1
+    repeats: int = 8
+    max_pairs: int = 30
+    budget_s: float = 60.0
+    alpha: float = 0.01
+    min_effect: float | None = None
+    method: str = "cs"
+    min_of: int | None = None
+    seed: int = 0
+    calibrate: bool = True
+    min_worth: float | None = None
+    reject_spikes: bool = True
+    futile: str = "band"
+
+
 def compare(sandbox: Sandbox, build_a: Build, build_b: Build,
-            inputs: Iterable[RunRequest | str | bytes] | None = None, metric: str = "cpu",
-            warmups: int = 1, repeats: int = 8, max_pairs: int = 30, budget_s: float = 60.0,
-            limits: Limits | None = None, alpha: float = 0.01, min_effect: float | None = None,
-            method: str = "cs", min_of: int | None = None, seed: int = 0,
-            calibrate: bool = True, verify_a: Verifier | None = None,
-            verify_b: Verifier | None = None,
-            inputs_b: Iterable[RunRequest | str | bytes] | None = None,
-            min_worth: float | None = None, reject_spikes: bool = True, futile: str = "band") -> Comparison:
+            inputs: Iterable[RunRequest | str | bytes] | None = None, settings: CompareSettings | None = None,
+            *, limits: Limits | None = None, verify_a: Verifier | None = None, verify_b: Verifier | None = None,
+            inputs_b: Iterable[RunRequest | str | bytes] | None = None, **options: Any) -> Comparison:
     """Is `build_b` faster than `build_a`? ``speedup = t(a)/t(b)`` (> 1: b is faster).
 
     A pair is one sample of each build (as in `measure`: ``min_of`` passes over
@@ -219,11 +252,17 @@ def compare(sandbox: Sandbox, build_a: Build, build_b: Build,
     that travel in the requests, as the judge launches Python programs); default `inputs`.
     `verify_a` / `verify_b` check the output of every run of A / B (see `measure`);
     the first failed run ends the comparison (``ok=False``, `failed`, `failure`).
+    `limits` bound every run. The settings named above are `settings`' fields
+    (`CompareSettings`), each also taken one by one as a keyword (``metric="wall",
+    max_pairs=8``), over `settings`.
     """
     t0 = time.monotonic()
+    cs = grouped("compare()", options, also=("inputs", "limits", "verify_a", "verify_b", "inputs_b"),
+                 settings=settings or CompareSettings())["settings"]
+    metric, method, seed, futile, min_worth = cs.metric, cs.method, cs.seed, cs.futile, cs.min_worth
     check_metric(build_a, metric)
     check_metric(build_b, metric)
-    eff = DEFAULT_MIN_EFFECT[metric] if min_effect is None else float(min_effect)
+    eff = DEFAULT_MIN_EFFECT[metric] if cs.min_effect is None else float(cs.min_effect)
     worth = max(eff, DEFAULT_MIN_WORTH[metric] if min_worth is None else float(min_worth))
     cmp = Comparison(metric=metric, method="exact" if metric == "instructions" else method, min_worth=worth)
     for name, b in (("a", build_a), ("b", build_b)):
@@ -239,24 +278,24 @@ def compare(sandbox: Sandbox, build_a: Build, build_b: Build,
     reqs_b = reqs if inputs_b is None else as_requests(inputs_b)
     if len(reqs_b) != len(reqs):
         raise ValueError(f"inputs_b has {len(reqs_b)} requests, inputs {len(reqs)}: they must match")
-    k = passes_per_sample(metric, min_of)
+    k = passes_per_sample(metric, cs.min_of)
     sides = {"a": Sampler(sandbox, build_a, reqs, metric, limits, verify_a),
              "b": Sampler(sandbox, build_b, reqs_b, metric, limits, verify_b)}
-    cal_before = sample_calibration(sandbox, metric) if calibrate else None
+    cal_before = sample_calibration(sandbox, metric) if cs.calibrate else None
     if metric == "instructions":
         failed = _compare_exact(cmp, sides, eff)
     else:
-        spikes = SpikeFilter(max_rejects=max(2, max_pairs // 4)) if reject_spikes else None
-        loop = _PairLoop(cmp, sides["a"], sides["b"], k, eff, worth, alpha=alpha, method=method, seed=seed,
+        spikes = SpikeFilter(max_rejects=max(2, cs.max_pairs // 4)) if cs.reject_spikes else None
+        loop = _PairLoop(cmp, sides["a"], sides["b"], k, eff, worth, alpha=cs.alpha, method=method, seed=seed,
                          host=runs_here(sandbox), spikes=spikes, futile=futile)
-        failed = _warm_up(sides, warmups) or loop.run(repeats=repeats, max_pairs=max_pairs,
-                                                      budget_s=budget_s, t0=t0)
+        failed = _warm_up(sides, cs.warmups) or loop.run(repeats=cs.repeats, max_pairs=cs.max_pairs,
+                                                         budget_s=cs.budget_s, t0=t0)
     if failed:
         s = sides[failed]
         cmp.ok, cmp.reason = False, f"build {failed}: {s.error or 'run failed'}"
         cmp.failed, cmp.failure, cmp.stopped = failed, s.failure, "failed"
     elif cmp.ok:
-        _finish(cmp, sides, k, sandbox, calibrate, cal_before)
+        _finish(cmp, sides, k, sandbox, cs.calibrate, cal_before)
     cmp.elapsed_s = time.monotonic() - t0
     return cmp
 

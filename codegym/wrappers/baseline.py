@@ -23,9 +23,10 @@ from typing import Any, NoReturn
 from codegym.judge.perf import PerfRuns, Unscorable, perf_workload
 from codegym.sandbox.types import Sandbox
 from codegym.tasks.schema import Task
-from codegym.timing import NearTie, Reference, calibration_factor, measure_passes, probe_reference, slowness_now
-from codegym.timing.kept import FUTILITY_ALPHA, MAX_LOOKS, PassFailed
+from codegym.timing.calibration import calibration_factor
+from codegym.timing.kept import FUTILITY_ALPHA, MAX_LOOKS, NearTie, PassFailed, Reference, measure_passes, slowness_now
 from codegym.timing.measurement import Sampler
+from codegym.timing.probe import reference as probe_reference
 from codegym.wrappers.bound import BoundReached, SlowBound, bound_failure, bounded_workload, judged_seconds
 from codegym.wrappers.measure import (
     PROGRAM_FAILURES,

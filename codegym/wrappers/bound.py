@@ -24,7 +24,7 @@ from typing import Any
 from codegym.judge.perf import PerfRuns, Unscorable
 from codegym.sandbox.types import Sandbox
 from codegym.tasks.schema import Task
-from codegym.timing import calibration_factor
+from codegym.timing.calibration import calibration_factor
 from codegym.wrappers.measure import (
     PROGRAM_FAILURES,
     TimedRunFailed,

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import ConfigDict, ValidationError, create_model
 
+from codegym.core.groups import field_names
 from codegym.core.paths import display_path
 from codegym.core.yamldoc import Doc, DocError, DocValidationError, format_path, pydantic_message, suggest
 from codegym.tasks.fields import SUITE_FILE
@@ -34,7 +35,7 @@ from codegym.wrappers.base import env_attr
 from codegym.wrappers.diff_credit import DiffCredit
 from codegym.wrappers.shaping import DiffSizePenalty, FormatPenalty, ProgressShaping
 from codegym.wrappers.staged import StagedReward, StageValues
-from codegym.wrappers.timed import TimedReward
+from codegym.wrappers.timed import SpeedScoring, TimedReward
 
 #: YAML type name -> wrapper class
 WRAPPER_TYPES: dict[str, type] = {
@@ -103,9 +104,9 @@ def _model_for(cls: type[Any]):
 
 
 _MODELS: dict[type, Any] = {}
-#: constructor arguments that group settings (`StageValues`, `TimingSettings`): a config
-#: gives their fields one by one instead
-GROUPED = ("values", "timing")
+#: constructor arguments that group settings (`StageValues`, `TimedValues`, `SpeedScoring`,
+#: `TimingSettings`): a config gives their fields one by one instead
+GROUPED = ("values", "scoring", "timing")
 
 
 def parse_reward_config(entries: Any, source: str = "<reward config>",
@@ -169,6 +170,8 @@ def _check_values(cls: type, kwargs: dict) -> None:
     if cls is StagedReward:
         names = set(inspect.signature(StageValues).parameters)
         StageValues(**{k: v for k, v in kwargs.items() if k in names})
+    elif cls is TimedReward:
+        SpeedScoring(**{k: v for k, v in kwargs.items() if k in field_names(SpeedScoring)})
 
 
 def apply_reward_wrappers(env, entries: Any, source: str = "<reward config>"):

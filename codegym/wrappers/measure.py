@@ -15,15 +15,18 @@ from __future__ import annotations
 
 import math
 import time
+import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from codegym.judge.perf import PerfRuns, Unscorable, perf_workload
 from codegym.sandbox.types import Sandbox
 from codegym.tasks.runtimes import CALIBRATION_KEY, perf_runtimes
 from codegym.tasks.schema import STARTER, Task
-from codegym.timing import compare, forget_kept, keep, measure, slowness_now
+from codegym.timing.comparison import CompareSettings, compare
+from codegym.timing.kept import forget_kept, keep, slowness_now
+from codegym.timing.measurement import measure
 
 DISTRIBUTION_SOURCES = ("auto", "recorded", "measured")
 
@@ -89,9 +92,23 @@ class TimingSettings:
     def key(self, task: Task) -> tuple:
         return (self.metric_for(task), self.repeats, self.warmups, self.min_of)
 
+    def comparison(self, metric: str, seed: int = 0, futile: str = "band") -> CompareSettings:
+        """`codegym.timing.compare`'s settings for a comparison made with these (as many pairs
+        as `repeats` at least)."""
+        return CompareSettings(metric=metric, warmups=self.warmups, repeats=self.repeats,
+                               max_pairs=max(self.repeats, self.max_pairs), budget_s=self.budget_s,
+                               alpha=self.alpha, min_effect=self.min_effect, min_of=self.min_of, seed=seed,
+                               futile=futile)
+
 
 #: the fields of `TimingSettings`: the timed rewards also take them one by one as keywords
 TIMING_KEYS = ("metric", "repeats", "max_pairs", "warmups", "min_of", "budget_s", "alpha", "min_effect")
+
+
+def group_options(group: Any) -> dict[str, tuple[Any, Any]]:
+    """name -> (type, default) of every field of a settings dataclass (given one by one)."""
+    hints = typing.get_type_hints(type(group))
+    return {f.name: (hints[f.name], getattr(group, f.name)) for f in fields(group)}
 
 
 def timing_options(defaults: TimingSettings, keys: Sequence[str] = TIMING_KEYS) -> dict[str, tuple[Any, Any]]:
@@ -351,13 +368,8 @@ def calibrated_compare(sandbox: Sandbox, comparand: PerfRuns, candidate: PerfRun
         rec.attempts = attempt + 1
         try:
             cmp = compare(sandbox, comparand.build, candidate.build, comparand.inputs,
-                          metric=metric, warmups=settings.warmups, repeats=settings.repeats,
-                          max_pairs=max(settings.repeats, settings.max_pairs),
-                          budget_s=settings.budget_s, limits=candidate.limits,
-                          alpha=settings.alpha, min_effect=settings.min_effect,
-                          min_of=settings.min_of, seed=seed + attempt,
-                          verify_a=comparand.verify, verify_b=candidate.verify,
-                          inputs_b=candidate.inputs, futile=futile)
+                          settings.comparison(metric, seed + attempt, futile), limits=candidate.limits,
+                          verify_a=comparand.verify, verify_b=candidate.verify, inputs_b=candidate.inputs)
         except ValueError as e:  # UnsupportedMetricError
             raise Unscorable(str(e)) from e
         if not cmp.ok:

@@ -20,7 +20,7 @@ from codegym.judge.report import JudgeReport
 from codegym.judge.run import judge
 from codegym.sandbox.types import Sandbox
 from codegym.tasks.schema import Task
-from codegym.timing import NearTie, Reference
+from codegym.timing.kept import NearTie, Reference
 from codegym.timing.measurement import Measurement
 from codegym.wrappers.baseline import Looks, look_at, sample_look
 from codegym.wrappers.bound import SlowBound, baseline_bound, probe

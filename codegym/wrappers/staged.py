@@ -22,7 +22,7 @@ from codegym.core.groups import with_fields
 from codegym.judge.perf import Unscorable
 from codegym.judge.report import program_stage
 from codegym.tasks.schema import Task
-from codegym.timing import Reference
+from codegym.timing.kept import Reference
 from codegym.wrappers.base import JUDGE_FAILED, FinalReward, failed_report
 from codegym.wrappers.baseline import Looks, stop_looks
 from codegym.wrappers.bound import BoundReached, bound_failure, bounded_workload

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import gymnasium as gym
 
-from codegym.core.groups import with_fields
+from codegym.core.groups import GroupField, as_group, grouped
 from codegym.judge.perf import PerfRuns, Unscorable
 from codegym.tasks.runtimes import percentile_rank
 from codegym.tasks.schema import STARTER
@@ -28,6 +29,7 @@ from codegym.wrappers.measure import (
     ComparisonRecord,
     TimedRunFailed,
     TimingSettings,
+    group_options,
     measurement_value,
     timing_options,
 )
@@ -44,6 +46,85 @@ from codegym.wrappers.scoring import (
     significantly_faster,
     speed_score,
 )
+
+
+@dataclass(frozen=True)
+class TimedValues:
+    """What `TimedReward` pays (docs/rewards.md, "TimedReward").
+
+    correct_reward      a correct program whose speed score S is 0
+    speed_weight        added times S in [0, 1]
+    fail_reward         a program that is not correct
+    unscorable_reward   a correct program whose speed cannot be scored (None: what the noise
+                        cannot take away, ``correct_reward + speed_weight * S_lo``)
+    """
+
+    correct_reward: float = 1.0
+    speed_weight: float = 1.0
+    fail_reward: float = 0.0
+    unscorable_reward: float | None = None
+
+    def __post_init__(self) -> None:
+        _set(self, correct_reward=float(self.correct_reward), speed_weight=float(self.speed_weight),
+             fail_reward=float(self.fail_reward),
+             unscorable_reward=None if self.unscorable_reward is None else float(self.unscorable_reward))
+
+
+@dataclass(frozen=True)
+class SpeedScoring:
+    """How `TimedReward` turns measured speed into its score S, and when it trusts a measurement.
+
+    transform, cap          mode ``speedup``: S = min(1, ln s / ln cap) (``log``) or
+                            min(1, (s - 1) / (cap - 1)) (``ratio``)
+    percentiles             mode ``percentile``: the percentiles of the distribution to beat
+    distribution            where that distribution comes from: auto | recorded | measured
+    max_noise, max_score_span, retries
+                            a comparison too noisy where it matters is made again `retries`
+                            times, then the speed is unscorable
+    skip_identical          a candidate whose build is the comparand's is not measured (speedup 1)
+    seed                    seed of the first episode's comparisons (plus the number of resets)
+    slow_bound, futility    a candidate no faster than the baseline is stopped (score 0):
+                            at `slow_bound` times the baseline's time (None: no bound), or
+                            once its first passes rule out a speedup worth rewarding
+    """
+
+    transform: str = "log"
+    cap: float = 10.0
+    percentiles: Sequence[float] = (50.0,)
+    distribution: str = "auto"
+    max_noise: float = 0.10
+    max_score_span: float = 0.05
+    retries: int = 1
+    skip_identical: bool = True
+    seed: int = 0
+    slow_bound: float | None = 1.0
+    futility: bool = True
+
+    def __post_init__(self) -> None:
+        if self.transform not in TRANSFORMS:
+            raise ValueError(f"transform must be one of {TRANSFORMS}, not {self.transform!r}")
+        if not self.cap > 1.0:
+            raise ValueError("cap must be > 1 (the speedup that earns the full speed score)")
+        pct = self.percentiles
+        pct = tuple(float(p) for p in ([pct] if isinstance(pct, (int, float)) else pct))
+        if not pct or any(not 0.0 < p <= 100.0 for p in pct):
+            raise ValueError("percentiles must be numbers in (0, 100]")
+        if self.distribution not in DISTRIBUTION_SOURCES:
+            raise ValueError(f"distribution must be one of {DISTRIBUTION_SOURCES}")
+        if self.max_noise <= 0 or self.max_score_span < 0:
+            raise ValueError("max_noise must be > 0 and max_score_span >= 0")
+        if self.slow_bound is not None and not self.slow_bound > 0:
+            raise ValueError("slow_bound must be > 0 (a factor of the baseline's time) or None")
+        _set(self, cap=float(self.cap), percentiles=pct, max_noise=float(self.max_noise),
+             max_score_span=float(self.max_score_span), retries=int(self.retries), seed=int(self.seed),
+             slow_bound=None if self.slow_bound is None else float(self.slow_bound),
+             futility=bool(self.futility))
+
+
+def _set(group: Any, **values: Any) -> None:
+    """Normalised field values of a frozen settings group (in its ``__post_init__``)."""
+    for name, value in values.items():
+        object.__setattr__(group, name, value)
 
 
 class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
@@ -75,45 +156,49 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
 
     info_key = "timing"
     component = "timed"
+    # the groups' fields read (and set) as attributes too, as before they were grouped
+    correct_reward = GroupField("values")
+    speed_weight = GroupField("values")
+    fail_reward = GroupField("values")
+    unscorable_reward = GroupField("values")
+    transform = GroupField("scoring")
+    cap = GroupField("scoring")
+    percentiles = GroupField("scoring")
+    distribution = GroupField("scoring")
+    max_noise = GroupField("scoring")
+    max_score_span = GroupField("scoring")
+    retries = GroupField("scoring")
+    skip_identical = GroupField("scoring")
+    seed = GroupField("scoring")
+    slow_bound = GroupField("scoring")
+    futility = GroupField("scoring")
 
     def __init__(self, env: gym.Env, mode: str = "speedup", against: str = "baseline",
-                 transform: str = "log", cap: float = 10.0, percentiles: Sequence[float] = (50.0,),
-                 distribution: str = "auto", timing: TimingSettings | None = None,
-                 correct_reward: float = 1.0, speed_weight: float = 1.0, fail_reward: float = 0.0,
-                 unscorable_reward: float | None = None, max_noise: float = 0.10, max_score_span: float = 0.05,
-                 retries: int = 1, check_perf: bool = True, skip_identical: bool = True, seed: int = 0,
-                 slow_bound: float | None = 1.0, futility: bool = True, **options: Any):
-        """`timing`: how comparisons are made (`TimingSettings`; its fields -- metric, repeats,
-        max_pairs, warmups, min_of, budget_s, alpha, min_effect -- also one by one as
-        keywords, as a reward config gives them: `flat_options`)."""
-        settings = with_fields(timing or TimingSettings(), options, TIMING_KEYS, "TimedReward")
-        metric = settings.metric
-        pct = _check_arguments(mode, against, transform, cap, percentiles, distribution, metric,
-                               max_noise, max_score_span)
-        if slow_bound is not None and not slow_bound > 0:
-            raise ValueError("slow_bound must be > 0 (a factor of the baseline's time) or None")
-        gym.utils.RecordConstructorArgs.__init__(
-            self, mode=mode, against=against, transform=transform, cap=cap, percentiles=pct,
-            distribution=distribution, metric=metric, correct_reward=correct_reward,
-            speed_weight=speed_weight, fail_reward=fail_reward, unscorable_reward=unscorable_reward,
-            max_noise=max_noise, max_score_span=max_score_span, retries=retries,
-            **{k: getattr(settings, k) for k in TIMING_KEYS if k != "metric"},
-            check_perf=check_perf, skip_identical=skip_identical, seed=seed, slow_bound=slow_bound,
-            futility=futility)
+                 values: TimedValues | None = None, scoring: SpeedScoring | None = None,
+                 timing: TimingSettings | None = None, check_perf: bool = True, **options: Any):
+        """`values`: what it pays (`TimedValues`); `scoring`: how speed becomes a score and
+        when a measurement is trusted (`SpeedScoring`); `timing`: how comparisons are made
+        (`TimingSettings`). Every field of the three is also taken one by one as a keyword
+        (``TimedReward(env, cap=5.0, repeats=4)``, as a reward config gives them:
+        `flat_options`); a field given so overrides the group's."""
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        if against not in AGAINST:
+            raise ValueError(f"against must be one of {AGAINST}, not {against!r}")
+        who = "TimedReward"
+        groups = grouped(who, options, also=("mode", "against", "values", "scoring", "timing", "check_perf"),
+                         values=as_group(values, TimedValues(), who, "values"),
+                         scoring=as_group(scoring, SpeedScoring(), who, "scoring"),
+                         timing=as_group(timing, TimingSettings(), who, "timing"))
+        values, scoring, settings = groups["values"], groups["scoring"], groups["timing"]
+        if settings.metric is not None and settings.metric not in ("cpu", "wall", "instructions"):
+            raise ValueError("metric must be cpu, wall, instructions or None (the task's)")
+        gym.utils.RecordConstructorArgs.__init__(  # flat, as a config gives them: a spec rebuilds it
+            self, mode=mode, against=against, **asdict(values), **asdict(scoring),
+            **{k: getattr(settings, k) for k in TIMING_KEYS}, check_perf=check_perf)
         FinalReward.__init__(self, env, check_perf=check_perf)
-        self.slow_bound = None if slow_bound is None else float(slow_bound)
-        self.futility = bool(futility)
-        self.mode, self.against, self.transform, self.cap = mode, against, transform, float(cap)
-        self.percentiles = pct
-        self.distribution = distribution
-        self.correct_reward, self.speed_weight = float(correct_reward), float(speed_weight)
-        self.fail_reward = float(fail_reward)
-        self.unscorable_reward = None if unscorable_reward is None else float(unscorable_reward)
-        self.max_noise, self.retries = float(max_noise), int(retries)
-        self.max_score_span = float(max_score_span)
-        self.settings = settings
-        self.skip_identical = skip_identical
-        self.seed = int(seed)
+        self.mode, self.against = mode, against
+        self.values, self.scoring, self.settings = values, scoring, settings
         self._episodes = 0
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -122,9 +207,10 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
 
     @classmethod
     def flat_options(cls) -> dict[str, tuple[Any, Any]]:
-        """The `TimingSettings` fields a caller (or a reward config) may give one by one:
-        name -> (type, default)."""
-        return timing_options(TimingSettings())
+        """The grouped settings' fields (`TimedValues`, `SpeedScoring`, `TimingSettings`) a
+        caller (or a reward config) may give one by one: name -> (type, default)."""
+        return {**group_options(TimedValues()), **group_options(SpeedScoring()),
+                **timing_options(TimingSettings())}
 
     # ------------------------------------------------------------------ scoring
 
@@ -136,34 +222,33 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
                                "correct": False, "score": 0.0, "comparisons": [], "elapsed_s": 0.0}
         if program.perf is not None:
             out["perf_verdict"] = program.perf.get("verdict")
-        verdict = program.report.get("verdict")
+        verdict, v = program.report.get("verdict"), self.values
         if verdict == "sandbox_error":
             out.update(scorable=False, reason=JUDGE_FAILED)
             # (never below what a program that failed earns: the fault is not the program's)
-            return max(self.fail_reward, self.unscorable_reward if self.unscorable_reward is not None
-                       else self.fail_reward), out
+            return max(v.fail_reward, v.fail_reward if v.unscorable_reward is None else v.unscorable_reward), out
         if verdict != "accepted":
             out["reason"] = f"not correct ({verdict}): speed is not scored"
-            return self.fail_reward, out
+            return v.fail_reward, out
         out["correct"] = True
         try:
             score = self._speed(program, metric, out)
         except BoundReached as e:  # no faster than the baseline: the baseline's score, 0
             out.update(bound=e.details(), reason=str(e))
-            return self.correct_reward, out
+            return v.correct_reward, out
         except TimedRunFailed as e:  # answered wrongly (or crashed) when timed: not correct
             out.update(correct=False, verdict=e.status, reason=str(e))
-            return self.fail_reward, out
+            return v.fail_reward, out
         except Unscorable as e:
             out.update(scorable=False, reason=str(e))
-            if self.unscorable_reward is not None:
-                return self.unscorable_reward, out
+            if v.unscorable_reward is not None:
+                return v.unscorable_reward, out
             if e.lower_bound is not None:  # what the noise cannot take away
                 out["score_lower_bound"] = e.lower_bound
-                return self.correct_reward + self.speed_weight * e.lower_bound, out
-            return self.correct_reward, out
+                return v.correct_reward + v.speed_weight * e.lower_bound, out
+            return v.correct_reward, out
         out["score"] = score
-        return self.correct_reward + self.speed_weight * score, out
+        return v.correct_reward + v.speed_weight * score, out
 
     def feedback(self, details: Mapping[str, Any]) -> str:
         """``Performance: 3.2x faster than the baseline (95% CI 2.9-3.5x); stage: ...``."""
@@ -176,11 +261,11 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
         Unscorable carries the lower-bound score of its last comparison (modes whose score
         is that comparison's)."""
         try:
+            sc = self.scoring
             rec = bench.compare(comparand, candidate, against=against, metric=metric, settings=self.settings,
-                                max_noise=self.max_noise, retries=self.retries,
-                                skip_identical=self.skip_identical, seed=self.seed + self._episodes,
-                                score_at=score_at, max_score_span=self.max_score_span,
-                                futile="speedup" if self.futility else "band")
+                                max_noise=sc.max_noise, retries=sc.retries, skip_identical=sc.skip_identical,
+                                seed=sc.seed + self._episodes, score_at=score_at,
+                                max_score_span=sc.max_score_span, futile="speedup" if sc.futility else "band")
         except TimedRunFailed as e:
             if e.record is not None:
                 out["comparisons"].append(e.record.to_dict())
@@ -215,7 +300,7 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
         task = bench.task
         if self.mode == "speedup":
             return self._speedup(bench, cand, metric, out)
-        dist = bench.distribution(self.settings, self.distribution)
+        dist = bench.distribution(self.settings, self.scoring.distribution)
         ranked = dist.sorted()
         out["distribution"] = {"values": dict(ranked), "unit": dist.unit, "source": dist.source}
         if len(ranked) < 2:
@@ -232,19 +317,19 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
         None without `slow_bound` (the looks still stop a near-tie with `futility`), in
         ``interpolate`` mode (a solution slower than the baseline may score there), and for
         the baseline's own program (compared as identical, without runs)."""
-        if (self.slow_bound is None and not self.futility) or self.mode == "interpolate":
+        if (self.scoring.slow_bound is None and not self.scoring.futility) or self.mode == "interpolate":
             return None
         try:
-            if self.skip_identical and bench.solution_workload(bench.task.baseline_name).key == cand.key:
+            if self.scoring.skip_identical and bench.solution_workload(bench.task.baseline_name).key == cand.key:
                 return None
         except (Unscorable, KeyError, ValueError):  # no baseline program: the modes say why
             return None
-        looks = bench.look(cand, self.settings, self.slow_bound, perf_report, self.futility)
+        looks = bench.look(cand, self.settings, self.scoring.slow_bound, perf_report, self.scoring.futility)
         if looks is not None:
             return looks.bound if looks.bound.seconds is not None else None
-        if self.slow_bound is None:
+        if self.scoring.slow_bound is None:
             return None
-        bound = bench.bound(self.settings, self.slow_bound)
+        bound = bench.bound(self.settings, self.scoring.slow_bound)
         if bound is not None:
             bench.probe(cand, bound, metric, perf_report)
         return bound
@@ -255,10 +340,10 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
         if name is None:
             raise Unscorable(f"task {task.id} has no {self.against} solution")
         rec = self._compare(bench, bench.solution_workload(name), cand, name, metric, out,
-                            lambda x: speed_score(x, self.cap, self.transform), bound=True)
+                            lambda x: speed_score(x, self.scoring.cap, self.scoring.transform), bound=True)
         out["speedup"] = rec.speedup
         out["against"] = name
-        return speed_score(counted_speedup(rec), self.cap, self.transform)
+        return speed_score(counted_speedup(rec), self.scoring.cap, self.scoring.transform)
 
     def _interpolate(self, bench: Bench, cand: PerfRuns, ranked: list[tuple[str, float]], metric: str,
                      out: dict) -> float:
@@ -281,7 +366,7 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
         n = len(ranked)
         won: dict[str, bool] = {}
         events = []
-        for p in self.percentiles:
+        for p in self.scoring.percentiles:
             k = percentile_rank(p, n)
             pivot, threshold = ranked[k - 1]
             if pivot not in won:
@@ -299,7 +384,7 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
                          out: dict) -> bool:
         """The candidate's calibrated median is below `threshold` (a recorded value without
         code): its CI's upper end, in the distribution's unit, must lie below it."""
-        for _ in range(1 + self.retries):
+        for _ in range(1 + self.scoring.retries):
             m = bench.measure(cand, self.settings, metric)
             med = measurement_value(m, unit)
             if med is None:
@@ -310,32 +395,7 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
             out["comparisons"].append({"against": f"threshold {threshold:.6g} {unit}", "median": med,
                                        "ci_high": hi, "noise": noise, "samples": {"candidate": m.samples},
                                        "cv": {"candidate": m.cv}, "calibration": m.calibration})
-            if noise <= self.max_noise:
+            if noise <= self.scoring.max_noise:
                 return hi < threshold
         raise Unscorable(f"too noisy: the candidate's median is known to +-{noise:.1%} only")
-
-
-def _check_arguments(mode: str, against: str, transform: str, cap: float, percentiles: Any,
-                     distribution: str, metric: str | None, max_noise: float,
-                     max_score_span: float) -> tuple[float, ...]:
-    """Refuse values the wrapper cannot use; returns the percentiles as a tuple of floats."""
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
-    if against not in AGAINST:
-        raise ValueError(f"against must be one of {AGAINST}, not {against!r}")
-    if transform not in TRANSFORMS:
-        raise ValueError(f"transform must be one of {TRANSFORMS}, not {transform!r}")
-    if not cap > 1.0:
-        raise ValueError("cap must be > 1 (the speedup that earns the full speed score)")
-    pct = [float(p) for p in ([percentiles] if isinstance(percentiles, (int, float)) else percentiles)]
-    if not pct or any(not 0.0 < p <= 100.0 for p in pct):
-        raise ValueError("percentiles must be numbers in (0, 100]")
-    if distribution not in DISTRIBUTION_SOURCES:
-        raise ValueError(f"distribution must be one of {DISTRIBUTION_SOURCES}")
-    if metric is not None and metric not in ("cpu", "wall", "instructions"):
-        raise ValueError("metric must be cpu, wall, instructions or None (the task's)")
-    if max_noise <= 0 or max_score_span < 0:
-        raise ValueError("max_noise must be > 0 and max_score_span >= 0")
-    return tuple(pct)
-
 

@@ -267,7 +267,7 @@ def test_fork_server_killed_during_a_compile(kills):
 def test_fork_server_killed_during_timing(kills):
     """A timed run killed: retried, the measurement is valid; killed every time, the
     measurement fails as sandbox_error (the sandbox's, not the program's)."""
-    from codegym.timing import measure
+    from codegym.timing.measurement import measure
     sb = _sandbox("bwrap")
     try:
         b = sb.build("python", {"main.py": PY_STOPPER})

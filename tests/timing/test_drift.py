@@ -13,6 +13,10 @@ import pytest
 
 import codegym.timing as T
 from codegym.timing import probe as P
+from codegym.timing.load import read_host_load
+from codegym.timing.metrics import DEFAULT_MIN_WORTH
+from codegym.timing.probe import probe_run
+from codegym.timing.probe import reference as probe_reference
 
 PY_WORK = ("import sys\nn = int(sys.stdin.read() or 0)\ns = 0\n"
            "for i in range(n):\n    s += i * i % 7\nprint(s)\n")
@@ -23,8 +27,8 @@ def test_a_probed_measurement_is_corrected_by_the_speed_its_probe_saw(sb):
     m = T.measure(sb, b, ["20000"], repeats=5, max_repeats=6, probe=True)
     assert m.ok, m.reason
     assert m.probed and len(m.raw_samples) == len(m.probes) == m.n
-    ref_probe, ref_cal = T.probe_reference(sb)
-    assert T.probe_reference(sb) == (ref_probe, ref_cal)  # taken once per sandbox
+    ref_probe, ref_cal = probe_reference(sb)
+    assert probe_reference(sb) == (ref_probe, ref_cal)  # taken once per sandbox
     sp = P.speeds(m.probes, ref_probe)
     assert m.samples == pytest.approx([v / f for v, f in zip(m.raw_samples, sp)])
     assert m.speed == pytest.approx(sorted(m.probes)[len(m.probes) // 2] / ref_probe) or m.n % 2 == 0
@@ -39,7 +43,7 @@ def test_a_probed_measurement_is_corrected_by_the_speed_its_probe_saw(sb):
 def test_probe_is_automatic_for_time_metrics_on_this_host_only(sb):
     assert P.probe_applies(sb, "cpu") and P.probe_applies(sb, "wall")
     assert not P.probe_applies(sb, "instructions")
-    assert T.probe_run(sb) > 0
+    assert probe_run(sb) > 0
 
 
 def test_pairs_take_turns_going_first_by_a_seeded_coin(sb):
@@ -53,7 +57,7 @@ def test_pairs_take_turns_going_first_by_a_seeded_coin(sb):
     n = min(c1.n_pairs, c2.n_pairs)
     if c1.rejected == c2.rejected == 0:
         assert c1.a_first[:n] == c2.a_first[:n]  # the same seed, the same order
-    assert c1.min_worth == T.DEFAULT_MIN_WORTH["cpu"]
+    assert c1.min_worth == DEFAULT_MIN_WORTH["cpu"]
     assert c1.rejected == len(c1.rejected_log_ratios) <= max(2, 8 // 4)
     # (8 fair coins all alike is a 1-in-128 event, but the seed fixes the coins: not chance)
     long = T.compare(sb, a, b, ["3000"], max_pairs=12, min_of=1, calibrate=False, seed=1, alpha=1e-9,
@@ -69,9 +73,9 @@ def test_a_fixed_sample_method_still_looks_on_its_schedule(sb):
 
 
 def test_host_load_readings():
-    before = T.read_host_load()
+    before = read_host_load()
     sum(i * i for i in range(200_000))
-    psi, steal = T.read_host_load().since(before)
+    psi, steal = read_host_load().since(before)
     assert psi is None or psi >= 0
     assert steal is None or steal >= 0
     assert before.since(before) == (None, None)

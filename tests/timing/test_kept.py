@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import codegym.timing.kept as K
-from codegym.timing import measure
 from codegym.timing.comparison import decide
+from codegym.timing.measurement import measure
 from codegym.timing.sequential import CLIP_SCALES, futility_log_wealth
 
 W = 0.05

@@ -16,6 +16,8 @@ import codegym.timing as T
 from codegym.timing import sequential
 from codegym.timing.load import STEAL_SPIKE, SpikeFilter
 from codegym.timing.probe import speeds
+from codegym.timing.sequential import cs_interval, cs_wealth
+from codegym.timing.stats import hodges_lehmann, paired_interval, t_ppf
 
 
 def _streams(kind: str, n: int, trials: int, seed: int, centre: float = 0.0) -> list[np.ndarray]:
@@ -39,10 +41,10 @@ def test_the_interval_ever_excludes_the_truth_at_most_alpha_of_the_time(kind):
     true centre stays below alpha (a fixed-sample interval looked at 40 times would not)."""
     alpha = 0.05
     streams = _streams(kind, 40, 250, seed=11, centre=0.07)
-    ever = sum(T.cs_wealth(d, 0.07) >= 1 / alpha for d in streams)
+    ever = sum(cs_wealth(d, 0.07) >= 1 / alpha for d in streams)
     assert ever / len(streams) <= alpha
     # the fixed-sample t interval, looked at after every pair from the 5th, does worse
-    q = {n: T.t_ppf(1 - alpha / 2, n - 1) for n in range(5, 41)}
+    q = {n: t_ppf(1 - alpha / 2, n - 1) for n in range(5, 41)}
     fixed = 0
     for d in streams:
         for n in range(5, 41):
@@ -60,7 +62,7 @@ def test_wealth_is_a_running_maximum_and_the_interval_shrinks():
     assert paths[0, -1] > math.log(1000) > paths[1, -1]  # against 0: overwhelming; the truth: not
     widths = []
     for n in (12, 24, 48):
-        lo, hi = T.cs_interval(d[:n], 0.05)
+        lo, hi = cs_interval(d[:n], 0.05)
         assert lo <= math.log(1.1) <= hi
         widths.append(hi - lo)
     assert widths[0] > widths[1] > widths[2]
@@ -68,11 +70,11 @@ def test_wealth_is_a_running_maximum_and_the_interval_shrinks():
 
 def test_too_few_pairs_give_an_unbounded_interval_and_a_clear_effect_decides_within_a_dozen():
     d = np.full(30, math.log(2.0)) + np.random.default_rng(5).normal(0, 0.02, 30)
-    assert T.cs_interval(d[:3], 0.01) == (-math.inf, math.inf)
-    first = next(n for n in range(2, 31) if T.cs_interval(d[:n], 0.01)[0] > 0)
+    assert cs_interval(d[:3], 0.01) == (-math.inf, math.inf)
+    first = next(n for n in range(2, 31) if cs_interval(d[:n], 0.01)[0] > 0)
     assert 8 <= first <= 12  # (2**7 < 2/alpha: no bet on signs alone can be sure earlier)
-    est, lo, hi, cov = T.paired_interval(d, 0.99, "cs")
-    assert lo < est < hi and cov == 0.99 and est == pytest.approx(T.hodges_lehmann(d))
+    est, lo, hi, cov = paired_interval(d, 0.99, "cs")
+    assert lo < est < hi and cov == 0.99 and est == pytest.approx(hodges_lehmann(d))
 
 
 def test_decide_cs_significance_needs_the_interval_beyond_the_noise_floor():

@@ -18,6 +18,8 @@ import codegym.timing as T
 from codegym.core.limits import Limits
 from codegym.sandbox.types import RunRequest
 from codegym.timing import comparison, metrics
+from codegym.timing.metrics import parse_valgrind_instructions
+from codegym.timing.stats import bootstrap_ci, median_ci, t_ci, t_ppf, wilcoxon_ci
 
 # =========================================================================== synthetic
 
@@ -34,14 +36,14 @@ def test_median_ci_covers_the_true_median():
     rng = np.random.default_rng(1)
     # right-skewed, like run times: lognormal, true median exp(mu)
     draws = [rng.lognormal(mean=math.log(0.05), sigma=0.05, size=15) for _ in range(600)]
-    cov = _coverage(lambda x: T.median_ci(x, 0.95)[:2], 0.05, draws)
+    cov = _coverage(lambda x: median_ci(x, 0.95)[:2], 0.05, draws)
     assert cov >= 0.94
-    lo, hi, c = T.median_ci(range(1, 11), 0.95)
+    lo, hi, c = median_ci(range(1, 11), 0.95)
     assert (lo, hi) == (2.0, 9.0) and c == pytest.approx(1 - 2 * 11 / 1024)
 
 
 def test_median_ci_small_n_reports_its_lower_coverage():
-    lo, hi, c = T.median_ci([3.0, 1.0, 2.0], 0.95)
+    lo, hi, c = median_ci([3.0, 1.0, 2.0], 0.95)
     assert (lo, hi) == (1.0, 3.0) and c == pytest.approx(0.75)
 
 
@@ -58,33 +60,33 @@ def test_median_is_robust_to_contaminated_samples():
 def test_wilcoxon_ci_coverage_and_exact_values():
     rng = np.random.default_rng(3)
     draws = [0.1 + rng.standard_t(3, size=12) * 0.02 for _ in range(600)]  # heavy tails
-    cov = _coverage(lambda d: T.wilcoxon_ci(d, 0.95)[1:3], 0.1, draws)
+    cov = _coverage(lambda d: wilcoxon_ci(d, 0.95)[1:3], 0.1, draws)
     assert cov >= 0.93
     # n = 10, alpha = 0.05: critical value 8 of the signed-rank table -> coverage 1 - 2*25/1024
-    est, lo, hi, c = T.wilcoxon_ci(np.arange(1, 11, dtype=float), 0.95)
+    est, lo, hi, c = wilcoxon_ci(np.arange(1, 11, dtype=float), 0.95)
     assert c == pytest.approx(1 - 50 / 1024)
     assert est == pytest.approx(5.5) and lo < 5.5 < hi
 
 
 def test_t_quantiles_and_interval():
-    assert T.t_ppf(0.975, 4) == pytest.approx(2.776445105, abs=1e-6)
-    assert T.t_ppf(0.975, 30) == pytest.approx(2.042272456, abs=1e-6)
-    assert T.t_ppf(0.025, 9) == pytest.approx(-T.t_ppf(0.975, 9))
+    assert t_ppf(0.975, 4) == pytest.approx(2.776445105, abs=1e-6)
+    assert t_ppf(0.975, 30) == pytest.approx(2.042272456, abs=1e-6)
+    assert t_ppf(0.025, 9) == pytest.approx(-t_ppf(0.975, 9))
     rng = np.random.default_rng(4)
     draws = [rng.normal(0.2, 0.05, size=8) for _ in range(600)]
-    assert _coverage(lambda d: T.t_ci(d, 0.95)[1:3], 0.2, draws) >= 0.93
+    assert _coverage(lambda d: t_ci(d, 0.95)[1:3], 0.2, draws) >= 0.93
 
 
 def test_bootstrap_is_deterministic_given_seed():
     x = np.random.default_rng(5).normal(0.0, 1.0, size=25)
-    a = T.bootstrap_ci(x, "mean", seed=7)
-    b = T.bootstrap_ci(list(x), "mean", seed=7)
-    c = T.bootstrap_ci(x, "mean", seed=8)
+    a = bootstrap_ci(x, "mean", seed=7)
+    b = bootstrap_ci(list(x), "mean", seed=7)
+    c = bootstrap_ci(x, "mean", seed=8)
     assert a == b
     assert a[1:3] != c[1:3]  # the seed is what is used
     assert a[1] <= np.mean(x) <= a[2]
-    m1 = T.bootstrap_ci(x, "median", seed=3)
-    assert m1 == T.bootstrap_ci(x, np.median, seed=3)
+    m1 = bootstrap_ci(x, "median", seed=3)
+    assert m1 == bootstrap_ci(x, np.median, seed=3)
 
 
 @pytest.mark.parametrize("method,bound", [("cs", 0.01), ("wilcoxon", 0.02), ("t", 0.02), ("bootstrap", 0.05)])
@@ -151,11 +153,11 @@ def test_valgrind_log_parsing_resists_forged_lines():
     log = ("@main 10\n@10@ ==10== Collected : 1\n@10@ ==10== Collected : 5000\n"
            "@10@ @11@ ==11== Collected : 1\n@10@ ==11== Collected : 1\n@10@ @main 11\n"
            "@11@ ==11== Collected : 700\n@11@ ==10== Collected : 2\n")
-    c = T.parse_valgrind_instructions(log)
+    c = parse_valgrind_instructions(log)
     assert c.total == 5700 and c.per_pid == {"10": 5000, "11": 700} and c.main_pid == "10"
     # the main process's log is missing (e.g. deleted by the program): no count
-    assert T.parse_valgrind_instructions("@main 9\n" + log) is None
-    assert T.parse_valgrind_instructions("==10== Collected : 5\n") is None
+    assert parse_valgrind_instructions("@main 9\n" + log) is None
+    assert parse_valgrind_instructions("==10== Collected : 5\n") is None
 
 
 def test_look_schedule_is_bounded():
