@@ -9,7 +9,10 @@
 - `SUBSETS`: modules whose stdlib-only parts are copied (their definitions, selected by
   name from the real source) without the rest (YAML, pydantic, tree-sitter, backends):
   the language table (read from ``languages.json``, written for the task's languages),
-  the judge's pre-run checks, the `Case` record, the checker factory;
+  the judge's pre-run checks (`source_verdict`; a language other than Python is checked
+  by its build), the `Case` record, the checker factory, and the judge's table of kinds
+  (`PROGRAM_KIND_RUNNERS`, with the split of a stdio task's cases over workers, which a
+  process sandbox never does): the verifier dispatches a kind as the judge does;
 - empty package ``__init__`` files, and a `codegym.sandbox` that has no backends.
 
 Nothing here is rewritten by hand, so a change of the judge reaches exported tasks the
@@ -56,16 +59,23 @@ def list_languages() -> list[LanguageSpec]:
     return [get_language(n) for n in _TABLE]
 '''
 
+_RUN_TAIL = '''
+
+def precheck(language, files, main_file):  # the judge's tree-sitter check: not in an exported task
+    return None  # (a program in another language than Python is checked by its build)
+'''
+
 #: module -> (names kept from the real source, text added after them)
 SUBSETS: dict[str, tuple[tuple[str, ...], str]] = {
     "core/languages.py": (("log", "DEFAULT_PYTHON", "UnknownLanguageError", "python_path", "_checked_python",
                            "LanguageSpec", "SANDBOX_PATH", "_which", "_probe"), _LANG_TAIL),
-    "judge/run.py": (("_COMMENT_LINE", "_BLOCK", "is_blank_code", "python_compile_error", "checker_tag"),
-                     "\nfrom codegym.judge.checkers import make_checker  # noqa: E402\n"
-                     "from codegym.judge.harness import HARNESS_VERSION  # noqa: E402\n"
-                     "from codegym.judge.protocol import parse_python  # noqa: E402\n"),
+    "judge/run.py": (("_COMMENT_LINE", "_BLOCK", "is_blank_code", "python_compile_error", "checker_tag",
+                      "source_verdict"), _RUN_TAIL),
     "judge/testgen.py": (("TestgenError", "Case"), ""),
     "judge/checkers/__init__.py": (("_SINGLETONS", "make_checker"), ""),
+    "judge/chunks.py": (("splits", "chunk_bounds", "_Stoppable", "run_chunk", "_gave_up", "run_split"), ""),
+    "judge/kinds/table.py": (("KindResult", "RunKind", "KindRunner", "build_failed", "_compiled", "_run_stdio",
+                              "_run_function", "_run_script", "PROGRAM_KIND_RUNNERS"), ""),
 }
 
 _SANDBOX_INIT = '''"""codegym.sandbox in an exported Harbor task: the records only (the verifier runs processes)."""
@@ -78,14 +88,19 @@ def make_sandbox(*args, **kwargs):
 '''
 
 
-def _is_kept_import(node: ast.stmt) -> bool:
-    """Stdlib imports and codegym imports of fully copied modules."""
+def _is_kept_import(node: ast.Import | ast.ImportFrom) -> bool:
+    """Stdlib imports, codegym imports of fully copied modules, and ``from`` imports of
+    names only that a subset keeps (`SUBSETS`)."""
     names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
     for n in names:
         top = n.split(".")[0]
         if top == "codegym":
             rel = n.replace(".", "/")[len("codegym/"):] + ".py"
-            if rel not in VENDORED:
+            if rel in VENDORED:
+                continue
+            subset = SUBSETS.get(rel) or SUBSETS.get(rel[:-len(".py")] + "/__init__.py")
+            if (subset is None or not isinstance(node, ast.ImportFrom)
+                    or any(a.name not in subset[0] for a in node.names)):
                 return False
         elif top != "__future__" and top not in sys.stdlib_module_names:
             return False

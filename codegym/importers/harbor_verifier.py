@@ -8,8 +8,9 @@ container needs only ``python3``. ``tests/test.sh`` runs::
     python3 /tests/codegym_verify.py --task /tests/codegym_task.json --workdir /app --out /logs/verifier
 
 It judges the files of ``--workdir`` on the task's materialised hidden cases exactly as
-`codegym.judge.judge` does (no code, compile error, the kind's runs and checkers,
-`finish_report`), running each program as a child process (`ProcessSandbox`: its own
+`codegym.judge.judge` does, with the judge's own steps (no code and compile errors:
+`source_verdict`; the kind: its runner in `codegym.judge.kinds.table.PROGRAM_KIND_RUNNERS`;
+the verdict rule: `case_verdict`), running each program as a child process (`ProcessSandbox`: its own
 directory, rlimits, a wall-clock deadline, as ``nobody`` when the verifier is root) and
 writes ``reward.json`` / ``reward.txt`` (1 when accepted, else 0; pass fraction and
 counts in ``reward.json``), ``judge.json`` (the full report) and ``ctrf.json`` (one
@@ -39,12 +40,10 @@ from typing import Any
 
 from codegym.core.languages import get_language
 from codegym.core.limits import COMPILE_LIMITS, Limits
-from codegym.judge.kinds.function import run_function
-from codegym.judge.kinds.script import run_script
-from codegym.judge.kinds.stdio import run_stdio, stdio_build, stdio_launch
+from codegym.judge.kinds.table import PROGRAM_KIND_RUNNERS
 from codegym.judge.protocol import decode_value
-from codegym.judge.report import JudgeReport, finish_report, tail
-from codegym.judge.run import checker_tag, is_blank_code, python_compile_error
+from codegym.judge.report import JudgeReport, case_verdict
+from codegym.judge.run import checker_tag, source_verdict
 from codegym.judge.testgen import Case
 from codegym.sandbox.classify import RawOutcome, classify
 from codegym.sandbox.types import Build, ExecResult, RunRequest, Sandbox
@@ -283,45 +282,25 @@ def read_workdir(workdir: str) -> dict[str, str | bytes]:
 
 
 def judge_files(task: Any, cases: list[Case], files: Mapping[str, str | bytes], sandbox: Sandbox) -> JudgeReport:
-    """`codegym.judge.judge` on the hidden split, for stdio, function and script tasks."""
+    """`codegym.judge.judge` on the hidden split, for the kinds of `PROGRAM_KIND_RUNNERS`: the
+    host's source checks (`source_verdict`), then the task's kind run by the judge's own
+    table entry, and the verdict rule (`case_verdict`) once."""
     t0 = time.monotonic()
     lang, kind = task.language, task.kind
-    main_file = task.main_file_for(lang)
-    rep = JudgeReport(verdict="no_code", passed=0, total=len(cases), stage="no_code", progress=0.0,
-                      task_id=task.id, task_hash=task.content_hash, split="hidden", language=lang,
-                      checker=checker_tag(task, kind))
-    if is_blank_code(files.get(main_file), lang):
-        rep.message = f"{main_file} is missing or holds no code"
-        return rep
-    rep.stage, rep.progress = "compile_error", 0.25
-    if lang == "python":
-        err = python_compile_error(files[main_file], main_file)
-        if err is not None:
-            rep.verdict, rep.compile_output, rep.message = "compile_error", err, err.splitlines()[-1]
-            return rep
-    compile_err = None
-    if kind == "stdio":
-        argv, extra = stdio_launch(lang, files, main_file)
-        build = stdio_build(sandbox, lang, files, extra)
-        if not build.ok:
-            res = build.result
-            rep.verdict = "compile_error" if res is not None and res.status == "compile_error" else "sandbox_error"
-            rep.compile_output = tail((res.stderr or "") + (res.stdout or ""), 4000) if res is not None else ""
-            rep.message = (res.message if res is not None else "") or "the build failed"
-            return rep
-        results = run_stdio(task, build, cases, sandbox, False, lang, argv, extra)
-    elif kind == "function":
-        results, compile_err = run_function(task, files, main_file, cases, sandbox, False)
-    elif kind == "script":
-        results, compile_err = run_script(task, files, main_file, lang, cases, sandbox, False)
-    else:
+    runner = PROGRAM_KIND_RUNNERS.get(kind)
+    if runner is None:
         raise ValueError(f"the exported verifier does not judge {kind!r} tasks")
-    if compile_err is not None:
-        rep.verdict, rep.compile_output = "compile_error", compile_err
-        rep.message = compile_err.splitlines()[-1] if compile_err else "compilation failed"
-        return rep
-    rep.stage = "ran"
-    finish_report(rep, results, cases)
+    main_file = task.main_file_for(lang)
+    head: dict[str, Any] = {"task_id": task.id, "task_hash": task.content_hash, "split": "hidden",
+                            "language": lang, "checker": checker_tag(task, kind)}
+    decided = source_verdict(files, main_file, lang)
+    if decided is None:
+        out = runner.run(task, files, cases, sandbox, language=lang, main_file=main_file, early_exit=False)
+        decided = out.decided
+    if decided is not None:
+        return JudgeReport(passed=0, total=len(cases), **head, **decided.fields(),
+                           elapsed_s=time.monotonic() - t0)
+    rep = JudgeReport(**head, **case_verdict(out.results, cases))
     rep.elapsed_s = time.monotonic() - t0
     return rep
 

@@ -8,6 +8,8 @@ is data of its `KindRunner`: whether the host checks the source first (no code, 
 errors: not for a repository's diff) and how the report's message is finished (a repo
 task's resolution). `codegym.judge.run.judge` looks the kind up and builds the report
 once; the kinds' own modules (`stdio`, `function`, `script`, `repo`) run the cases.
+`PROGRAM_KIND_RUNNERS`, the kinds but repo, is also the table of the verifier an exported
+Harbor task carries (`codegym.importers.harbor_verifier`).
 """
 
 from __future__ import annotations
@@ -112,10 +114,16 @@ def _run_repo(task: Task, files: Mapping[str, str | bytes], cases: list[Case], s
     return KindResult(run_repo_cases(task, files, cases, sandbox, early_exit))
 
 
-#: every task kind (`codegym.tasks.fields.KINDS`) and how the judge runs it
-KIND_RUNNERS: dict[str, KindRunner] = {
+#: the kinds whose files are a program (what an exported Harbor task's verifier runs: it
+#: carries this module's definitions above, copied by `codegym.importers.harbor_vendor`)
+PROGRAM_KIND_RUNNERS: dict[str, KindRunner] = {
     "stdio": KindRunner(_run_stdio),
     "function": KindRunner(_run_function),
     "script": KindRunner(_run_script),
+}
+
+#: every task kind (`codegym.tasks.fields.KINDS`) and how the judge runs it
+KIND_RUNNERS: dict[str, KindRunner] = {
+    **PROGRAM_KIND_RUNNERS,
     "repo": KindRunner(_run_repo, checks_source=False, message=resolution_message),
 }
