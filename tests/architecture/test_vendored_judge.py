@@ -22,7 +22,8 @@ def test_the_vendored_judge_imports_with_the_standard_library_only(tmp_path):
     vendor_judge(tmp_path, ["python", "cpp"])
     shutil.copy(harbor_verifier.__file__, tmp_path / "codegym_verify.py")
     code = ("import codegym_verify, codegym.judge.kinds.stdio, codegym.judge.kinds.function, "
-            "codegym.judge.kinds.script, codegym.judge.kinds.table, codegym.judge.run, codegym.judge.checkers; print('ok')")
+            "codegym.judge.kinds.script, codegym.judge.kinds.table, codegym.judge.run, codegym.judge.checkers; "
+            "print('ok')")
     p = subprocess.run([sys.executable, "-E", "-s", "-c", code], cwd=tmp_path, capture_output=True, text=True,
                        timeout=120, env={"PATH": "/usr/bin:/bin"})
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-2000:]
