@@ -27,11 +27,12 @@ from codegym.wrappers.config import (
     wrap_for_suite,
 )
 from codegym.wrappers.diff_credit import DiffCredit
-from codegym.wrappers.measure import TimedRunFailed
+from codegym.wrappers.measure import TimedRunFailed, TimingSettings
 from codegym.wrappers.shaping import DiffSizePenalty, FormatPenalty, ProgressShaping
 from codegym.wrappers.staged import StagedReward, StageValues, staged_reward
-from codegym.wrappers.timed import TimedReward
+from codegym.wrappers.timed import SpeedScoring, TimedReward, TimedValues
 
 __all__ = ["StagedReward", "TimedReward", "DiffCredit", "ProgressShaping", "FormatPenalty",
-           "DiffSizePenalty", "StageValues", "staged_reward", "Unscorable", "TimedRunFailed",
+           "DiffSizePenalty", "StageValues", "TimedValues", "SpeedScoring", "TimingSettings", "staged_reward",
+           "Unscorable", "TimedRunFailed",
            "apply_reward_wrappers", "load_reward_config", "parse_reward_config", "wrap_for_suite", "RewardConfigError"]

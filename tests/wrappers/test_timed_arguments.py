@@ -11,10 +11,8 @@ import gymnasium as gym
 import pytest
 
 import codegym  # noqa: F401  (registers the ids)
-from codegym.wrappers import TimedReward
+from codegym.wrappers import SpeedScoring, TimedReward, TimedValues, TimingSettings
 from codegym.wrappers.config import RewardConfigError, parse_reward_config
-from codegym.wrappers.measure import TimingSettings
-from codegym.wrappers.timed import SpeedScoring, TimedValues
 
 #: the keywords TimedReward took one by one before its settings were grouped (the group each sets, a value)
 OLD_KEYWORDS = {
