@@ -257,8 +257,10 @@ def compare(sandbox: Sandbox, build_a: Build, build_b: Build,
     max_pairs=8``), over `settings`.
     """
     t0 = time.monotonic()
-    cs = grouped("compare()", options, also=("inputs", "limits", "verify_a", "verify_b", "inputs_b"),
-                 settings=settings or CompareSettings())["settings"]
+    cs = settings or CompareSettings()
+    if options:
+        cs = grouped("compare()", options, also=("inputs", "limits", "verify_a", "verify_b", "inputs_b"),
+                     settings=cs)["settings"]
     metric, method, seed, futile, min_worth = cs.metric, cs.method, cs.seed, cs.futile, cs.min_worth
     check_metric(build_a, metric)
     check_metric(build_b, metric)
