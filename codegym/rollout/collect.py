@@ -90,8 +90,10 @@ def _resolve_tasks(env: gym.Env, tasks: Any, seed: int) -> list[Any]:
     return out
 
 
-def _env_factory(env_id_or_env: Any, env_kwargs: dict[str, Any]) -> tuple[Callable[[], gym.Env], str | None, Any]:
-    """(make another env, env id, what a process/Ray worker can rebuild the env from)."""
+def _env_factory(env_id_or_env: Any,
+                 env_kwargs: dict[str, Any]) -> tuple[Callable[[], gym.Env] | None, str | None, Any]:
+    """(make another env, env id, what a process/Ray worker can rebuild the env from); no
+    maker for an env that cannot be copied (`_run` refuses to need one)."""
     if isinstance(env_id_or_env, str):
         return (lambda: gym.make(env_id_or_env, **env_kwargs)), env_id_or_env, env_id_or_env
     env = env_id_or_env
@@ -102,13 +104,13 @@ def _env_factory(env_id_or_env: Any, env_kwargs: dict[str, Any]) -> tuple[Callab
     raw_id = getattr(raw, "id", None)
     if not _only_bookkeeping_wrappers(env):
         # a copy without the user's wrappers would compute other rewards: refuse instead
-        return None, raw_id, None  # type: ignore[return-value]
+        return None, raw_id, None
     fork = getattr(env.unwrapped, "fork", None)
     if callable(fork):
         return _with_suite_defaults(env, fork), raw_id, raw
     if raw is not None:
         return (lambda: gym.make(raw)), raw_id, raw
-    return None, raw_id, None  # type: ignore[return-value]
+    return None, raw_id, None
 
 
 def _only_bookkeeping_wrappers(env: Any) -> bool:
@@ -124,7 +126,7 @@ def _only_bookkeeping_wrappers(env: Any) -> bool:
 def _with_suite_defaults(env: Any, fork: Callable[[], gym.Env]) -> Callable[[], gym.Env]:
     """`fork` (a copy of the unwrapped env), wrapped again in `env`'s suite-default reward
     wrappers, with their arguments (innermost first)."""
-    defaults = []
+    defaults: list[Any] = []  # (codegym's reward wrappers: their `_saved_kwargs`, `suite_default`)
     while isinstance(env, gym.Wrapper):
         if getattr(env, "suite_default", False):
             defaults.append(env)
@@ -133,7 +135,7 @@ def _with_suite_defaults(env: Any, fork: Callable[[], gym.Env]) -> Callable[[], 
         return fork
 
     def make() -> gym.Env:
-        copy = fork()
+        copy: Any = fork()
         for w in reversed(defaults):
             copy = type(w)(copy, **{k: v for k, v in w._saved_kwargs.items() if k != "env"})
             copy.suite_default = True
@@ -202,7 +204,11 @@ def _run_threads(make_env: Callable[[], gym.Env] | None, given: Sequence[gym.Env
     def worker(wi: int) -> None:
         env = None
         try:
-            env = given[wi] if wi < len(given) else make_env()  # type: ignore[misc]
+            if wi < len(given):
+                env = given[wi]
+            else:
+                assert make_env is not None  # (`_run` refused more workers than envs without one)
+                env = make_env()
             ag = copy_agent(agent)
             while not stop.is_set():
                 try:
@@ -328,8 +334,8 @@ def _run(backend: str, workers: str, make_env: Callable[[], gym.Env] | None, giv
         _run_threads(make_env, given, agent, todo, num_envs, env_id, sink)
 
 
-def collect(env_id_or_env: str | gym.Env | Sequence[gym.Env], agent: Any, tasks: Any = None, group_size: int = 1,
-            num_envs: int = 1, seed: int = 0, out: str | Path | None = None,
+def collect(env_id_or_env: str | gym.Env | list[gym.Env] | tuple[gym.Env, ...], agent: Any, tasks: Any = None,
+            group_size: int = 1, num_envs: int = 1, seed: int = 0, out: str | Path | None = None,
             env_kwargs: dict[str, Any] | None = None, progress: bool = True, backend: str = "local",
             max_episodes: int | None = None, workers: str = "thread") -> Collected:
     """Play `group_size` episodes of each task; returns them ordered by (group, sample index)
@@ -371,7 +377,7 @@ def collect(env_id_or_env: str | gym.Env | Sequence[gym.Env], agent: Any, tasks:
         num_envs = max(num_envs, len(given))
         env_id_or_env = given[0]
     own_first = isinstance(env_id_or_env, str)
-    if own_first or backend == "ray" or workers == "process" or num_envs > max(1, len(given)):
+    if isinstance(env_id_or_env, str) or backend == "ray" or workers == "process" or num_envs > max(1, len(given)):
         make_env, env_id, env_src = _env_factory(env_id_or_env, env_kwargs)
     else:
         # every worker plays one of the given envs: no copy of the env is made, and
@@ -379,7 +385,11 @@ def collect(env_id_or_env: str | gym.Env | Sequence[gym.Env], agent: Any, tasks:
         # ~35 ms per call here) is not needed; the unwrapped env's spec names the id
         make_env, env_src = None, None
         env_id = getattr(getattr(env_id_or_env.unwrapped, "spec", None), "id", None)
-    first_env = make_env() if own_first else env_id_or_env
+    if isinstance(env_id_or_env, str):
+        assert make_env is not None  # (an env id always gives one: `_env_factory`)
+        first_env = make_env()
+    else:
+        first_env = env_id_or_env
     given = given or [first_env]
     try:
         jobs = make_jobs(_resolve_tasks(first_env, tasks, seed), group_size, seed)

@@ -11,7 +11,7 @@ module-level function so that process and Ray workers can call it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,7 +62,7 @@ def _clear_last_turn(agent: Any) -> None:
             pass
 
 
-def play(env: gym.Env, agent: Any, seed: int | None = None, options: Mapping[str, Any] | None = None,
+def play(env: gym.Env, agent: Any, seed: int | None = None, options: dict[str, Any] | None = None,
          check: Callable[[dict[str, Any]], None] | None = None) -> Played:
     """Reset `env` (`seed`, `options`) and `agent` (``reset(task=env.unwrapped.task, seed=seed)``),
     then step until the episode ends; `check(info)` may refuse the reset's info."""
@@ -78,7 +78,7 @@ def play(env: gym.Env, agent: Any, seed: int | None = None, options: Mapping[str
         action = agent.act(obs, last_info)
         turn = getattr(agent, "last_turn", None)
         next_obs, reward, terminated, truncated, last_info = env.step(action)
-        played.transitions.append(Transition(obs, action, reward, terminated, truncated, last_info, turn))
+        played.transitions.append(Transition(obs, action, float(reward), terminated, truncated, last_info, turn))
         obs = next_obs
     played.observation = obs
     return played

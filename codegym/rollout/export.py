@@ -178,7 +178,7 @@ def flatten_trajectory(traj: Trajectory, token_advantages: Sequence[Any] | None 
         else:
             has_lp = has_lp and not r
             lps += [0.0] * len(r)
-        if advs is not None:
+        if advs is not None and token_advantages is not None:  # (one is given iff the other is)
             a = token_advantages[k]
             vals = [0.0] * len(r) if a is None else _floats(a)
             if len(vals) != len(r):

@@ -16,6 +16,7 @@ subprocesses, with the GIL free); the caller submits work per env and `wait` ret
 from __future__ import annotations
 
 import collections
+import functools
 import queue
 import threading
 import time
@@ -36,6 +37,10 @@ class EnvPoolError(RuntimeError):
         super().__init__(f"env {index} raised during {op}: {type(error).__name__}: {error}")
         self.index = index
         self.op = op
+
+
+def _reset(env: gym.Env, *, seed: int | None, options: dict | None) -> Any:
+    return env.reset(seed=seed, options=options)
 
 
 class _Worker(threading.Thread):
@@ -93,11 +98,11 @@ class EnvPool:
         self._in_flight: dict[int, str] = {}
         self._buffer: collections.deque = collections.deque()
         self._closed = False
-        errors = [w for w in self._workers if w.init_error is not None]
+        errors = [(w.index, w.init_error) for w in self._workers if w.init_error is not None]
         if errors:
             self.close()
-            w = errors[0]
-            raise EnvPoolError(w.index, "construction", w.init_error) from w.init_error
+            index, error = errors[0]
+            raise EnvPoolError(index, "construction", error) from error
 
     @classmethod
     def from_id(cls, env_id: str, num_envs: int, **kwargs: Any) -> EnvPool:
@@ -125,7 +130,9 @@ class EnvPool:
         """Env `i` (only touch it while it is idle)."""
         if i in self._in_flight:
             raise RuntimeError(f"env {i} is busy ({self._in_flight[i]})")
-        return self._workers[i].env  # type: ignore[return-value]
+        env = self._workers[i].env
+        assert env is not None  # (every env was made, or the pool's construction raised)
+        return env
 
     # ------------------------------------------------------------------ submitting
 
@@ -139,8 +146,9 @@ class EnvPool:
         self._in_flight[i] = op
         self._workers[i].inbox.put((op, fn))
 
-    def reset_async(self, i: int | Sequence[int] | None = None, seed: int | Sequence[int | None] | None = None,
-                    options: dict | Sequence[dict | None] | None = None) -> None:
+    def reset_async(self, i: int | Sequence[int] | None = None,
+                    seed: int | list[int | None] | tuple[int | None, ...] | None = None,
+                    options: dict | list[dict | None] | tuple[dict | None, ...] | None = None) -> None:
         """Reset env `i` (or the listed envs, or all when None); `seed`/`options` per env or shared."""
         idx = list(range(self.num_envs)) if i is None else [i] if isinstance(i, int) else list(i)
         seeds = list(seed) if isinstance(seed, (list, tuple)) else [seed] * len(idx)
@@ -148,7 +156,7 @@ class EnvPool:
         if len(seeds) != len(idx) or len(opts) != len(idx):
             raise ValueError("one seed/options per env reset")
         for j, s, o in zip(idx, seeds, opts):
-            self._submit(j, "reset", lambda env, s=s, o=o: env.reset(seed=s, options=o))
+            self._submit(j, "reset", functools.partial(_reset, seed=s, options=o))
 
     def step_async(self, i: int, action: Any) -> None:
         """Step env `i` with `action`."""

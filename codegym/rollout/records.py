@@ -228,7 +228,10 @@ def append_jsonl(path_or_fd: str | Path | int, trajectory: Trajectory, fsync: bo
     `repair_jsonl`/`read_jsonl` remove."""
     line = (trajectory.to_json() + "\n").encode("utf-8")
     own = not isinstance(path_or_fd, int)
-    fd = os.open(os.fspath(path_or_fd), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if own else path_or_fd
+    if isinstance(path_or_fd, int):
+        fd = path_or_fd
+    else:
+        fd = os.open(os.fspath(path_or_fd), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         view = memoryview(line)
         while view:  # a regular-file write is whole in practice; loop for the rare short write

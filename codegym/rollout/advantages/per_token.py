@@ -15,17 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from codegym.rollout.advantages.diffs import DiffAnchors, Occurrence, diff_anchor_advantages
+from codegym.rollout.advantages.diffs import DiffAnchors, diff_anchor_advantages
 from codegym.rollout.advantages.outcome import field_of
 from codegym.rollout.advantages.steps import steps_of
 from codegym.rollout.tokens import span_to_token_range, token_char_offsets
 
 
-def _step_offsets(step: Any, decode: Any) -> list[tuple[int, int]] | None:
-    """Char offsets of the step's response tokens, or None when the step has no ids."""
-    ids = field_of(step, "response_ids")
-    if ids is None:
-        return None
+def _step_offsets(step: Any, ids: Sequence[int], decode: Any) -> list[tuple[int, int]]:
+    """Char offsets of the step's response tokens (`ids`)."""
     info = field_of(step, "info", None) or {}
     pre = info.get("token_char_offsets") if isinstance(info, Mapping) else None
     if pre is not None and len(pre) == len(ids):
@@ -47,32 +44,33 @@ def project_to_tokens(
     A token takes the advantage of the highest-GS anchor with a member unit whose span
     overlaps it (ties: the anchor selected first); other tokens get 0.
     """
-    by_step: dict[tuple[int, int], list[Occurrence]] = defaultdict(list)
+    # (anchor, span, advantage) of the occurrences that have both, by step
+    by_step: dict[tuple[int, int], list[tuple[int, tuple[int, int], float]]] = defaultdict(list)
     for o in anchors.occurrences:
         if o.anchor is not None and o.span is not None:
-            by_step[(o.traj, o.step)].append(o)
+            by_step[(o.traj, o.step)].append((o.anchor, o.span, o.advantage))
     out: list[list[np.ndarray]] = []
     for ti, traj in enumerate(trajectories):
         per_step: list[np.ndarray] = []
         for si, step in enumerate(steps_of(traj)):
             occ = by_step.get((ti, si), [])
             # Paint lowest priority first so that the highest-GS anchor wins.
-            occ.sort(key=lambda o: (anchors.anchors[o.anchor].gs, -o.anchor))
+            occ.sort(key=lambda o: (anchors.anchors[o[0]].gs, -o[0]))
             ids = field_of(step, "response_ids")
             if ids is None:
                 # No sampled ids: one value per character of the action text.
                 arr = np.zeros(len(str(field_of(step, "action", "") or "")), dtype=np.float64)
-                for o in occ:
-                    a, b = max(0, o.span[0]), min(arr.shape[0], o.span[1])
+                for _anchor, span, advantage in occ:
+                    a, b = max(0, span[0]), min(arr.shape[0], span[1])
                     if b > a:
-                        arr[a:b] = o.advantage
+                        arr[a:b] = advantage
             else:
                 arr = np.zeros(len(ids), dtype=np.float64)
-                offsets = _step_offsets(step, decode) if occ else None
-                for o in occ:
-                    a, b = span_to_token_range(offsets, o.span)
+                offsets = _step_offsets(step, ids, decode) if occ else []
+                for _anchor, span, advantage in occ:
+                    a, b = span_to_token_range(offsets, span)
                     if b > a:
-                        arr[a:b] = o.advantage
+                        arr[a:b] = advantage
             per_step.append(arr)
         out.append(per_step)
     return out
