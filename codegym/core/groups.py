@@ -24,7 +24,14 @@ from codegym.core.yamldoc import suggest
 
 def field_names(group: Any) -> tuple[str, ...]:
     """The field names of a settings dataclass (a class or an instance)."""
-    return tuple(f.name for f in dataclasses.fields(group))
+    cls = group if isinstance(group, type) else type(group)
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}  # constructors ask for them on every call
 
 
 def unexpected(who: str, unknown: Iterable[str], known: Iterable[str]) -> TypeError:
@@ -42,11 +49,10 @@ def with_fields(group: Any, options: Mapping[str, Any], keys: Sequence[str], who
     if unknown:
         raise unexpected(who, unknown, keys)
     given = {}
-    for k in keys:
-        if k in options:
-            v, cur = options[k], getattr(group, k)
-            number = isinstance(cur, (int, float)) and not isinstance(cur, bool) and v is not None
-            given[k] = type(cur)(v) if number else v
+    for k, v in options.items():
+        cur = getattr(group, k)
+        number = isinstance(cur, (int, float)) and not isinstance(cur, bool) and v is not None
+        given[k] = type(cur)(v) if number else v
     return dataclasses.replace(group, **given) if given else group
 
 
@@ -72,8 +78,13 @@ def grouped(who: str, options: Mapping[str, Any], also: Sequence[str] = (), **gr
     unknown = set(options) - set(every)
     if unknown:
         raise unexpected(who, unknown, [*also, *every])
-    return {name: with_fields(g, {k: v for k, v in options.items() if k in keys[name]}, keys[name], who)
-            for name, g in groups.items()}
+    out = dict(groups)
+    if options:
+        for name, g in groups.items():
+            given = {k: v for k, v in options.items() if k in keys[name]}
+            if given:
+                out[name] = with_fields(g, given, keys[name], who)
+    return out
 
 
 class GroupField:
