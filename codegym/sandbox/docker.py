@@ -102,7 +102,9 @@ class DockerSandbox(ServerSandbox[ContainerSlot]):
                          used idle one is replaced when a request needs another key
     images               language -> image, over DEFAULT_IMAGES
     image                one image for every language (a task's own image)
-    max_runs             executions before a container is replaced (default 500)
+    max_runs             executions before a container is replaced (default 10000; a start
+                         costs ~0.3 s, on the path of the request that finds the container
+                         retired: at 500, 8-18 % of the stdio judge workload's time)
     cpus                 CPU quota of each container (default 1.0)
     container_memory_mb  smallest memory cap of a container (default 1024); a request
                          gets at least Limits.memory_mb * 1.25 + 256 MiB
@@ -129,7 +131,7 @@ class DockerSandbox(ServerSandbox[ContainerSlot]):
     """
 
     def __init__(self, workers: int | None = None, images: Mapping[str, str] | None = None,
-                 image: str | None = None, max_runs: int = 500, cpus: float = 1.0,
+                 image: str | None = None, max_runs: int = 10000, cpus: float = 1.0,
                  container_memory_mb: int = 1024, pids_limit: int = 512,
                  python: str | PythonRoot = CONTAINER_PYTHON, client=None, api_timeout_s: float = 120.0,
                  max_containers: int | None = None, strict: bool = False, cgroup_parent: str | None = "auto",

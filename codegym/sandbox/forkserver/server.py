@@ -414,13 +414,16 @@ class Server:
 def connect_std(path: str) -> None:
     """Make fds 0 and 1 one unix socket connected to `path` (the host's listener, bind-mounted
     into a container): the protocol then bypasses the engine's attach stream."""
-    import socket  # noqa: PLC0415 -- only a container's runner needs it
+    # (the C module: `socket` would bring selectors, enum flags and more into the heap
+    # that every run forks)
+    import _socket  # noqa: PLC0415 -- only a container's runner needs it
 
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     s.connect(path)
-    os.dup2(s.fileno(), 0)
-    os.dup2(s.fileno(), 1)
-    s.close()
+    fd = s.detach()
+    os.dup2(fd, 0)
+    os.dup2(fd, 1)
+    os.close(fd)
 
 
 def main() -> None:
