@@ -139,7 +139,7 @@ def main(argv=None) -> int:
         print(f"| {w} | {lo:.1f} | {do:.1f} | {do / lo:.2f}x | {1000 * statistics.median(p50s[('local', w)]):.1f} "
               f"| {1000 * statistics.median(p50s[('docker', w)]):.1f} |")
     print(f"median of {args.rounds} rounds; load average {load0[0]:.1f} before, {os.getloadavg()[0]:.1f} after; "
-          f"docker stats: {dict(docker.stats)}")
+          f"docker transport {getattr(docker, 'transport', 'attach')}, stats: {dict(docker.stats)}")
     for b in bad:
         print(f"NOT ACCEPTED {b}")
     return 0 if worst >= 0.8 and not bad else 1
