@@ -1,14 +1,19 @@
-"""The judge's speed in two checkouts of codegym, measured in one run (before / after a change).
+"""The judge's and the env's speed in two checkouts of codegym, measured in one run (before / after).
 
 Each round runs, for each checkout in turn (alternating which goes first), a fresh child
 process with that checkout first on ``PYTHONPATH``; the child judges, through
 `codegym.judge.run.judge` on `LocalSandbox(workers=2)` with 2 threads, the workloads of
 `benchmarks/docker_judge.py` (``one-test``: 200 one-test tasks; ``stdio``: 10 x 100 tests;
 tasks and programs made afresh each round) and ``early``: 2,000 judgements decided in the
-host (no code, compile error; nothing runs). Printed per checkout and workload: tests (or
-judgements) per second and the host process's CPU milliseconds per judgement (less
-sensitive to the machine's load than the wall clock), medians over the rounds, and after /
-before. The load average is printed with each round.
+host (no code, compile error; nothing runs); ``step``: 40 steps (with a reset when an
+episode ends) of ``gym.make("codegym/PerfCode-v0")`` on perfcode/py-sum-numbers, each
+writing main.py (a fenced block) and running the public tests; ``submit``: 4 episodes of the
+same env, each submitting the starter (a baseline-like candidate) for the suite's default
+timed reward (the first is the task's cold submission in the child process). Printed per
+checkout and workload: tests (or judgements, steps, submits) per second and the host
+process's CPU milliseconds per judgement (less sensitive to the machine's load than the wall
+clock), medians over the rounds, and after / before. The load average is printed with each
+round.
 
     python benchmarks/judge_ab.py --before ../main-before --after . [--rounds 5]
 """
@@ -25,7 +30,43 @@ import tempfile
 import time
 from pathlib import Path
 
-WORKLOADS = ("one-test", "stdio", "early")
+WORKLOADS = ("one-test", "stdio", "early", "step", "submit")
+TASK = "perfcode/py-sum-numbers"
+EDIT = """```python path=main.py
+import sys
+total = 0
+for line in sys.stdin:
+    total = sum(int(x) for x in line.split() if x.lstrip("-").isdigit())  # v{}
+    sys.stdout.write(f"{{total}}\\n")
+```"""
+
+
+def env_workload(w: str) -> tuple[float, float]:
+    """(steps or submits per second, host CPU ms per step or submit) through gym.make."""
+    import gymnasium as gym  # noqa: PLC0415
+
+    import codegym  # noqa: F401, PLC0415
+
+    env = gym.make("codegym/PerfCode-v0")
+    try:
+        n = 40 if w == "step" else 4
+        c0, t0 = time.process_time(), time.perf_counter()
+        if w == "step":
+            done = True
+            for i in range(n):
+                if done:
+                    env.reset(options={"task_id": TASK})
+                _obs, _reward, term, trunc, _info = env.step(EDIT.format(i))
+                done = term or trunc
+        else:
+            for _ in range(n):
+                env.reset(options={"task_id": TASK})
+                _obs, reward, _term, _trunc, _info = env.step("submit")
+                assert reward > 0, reward
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    finally:
+        env.close()
+    return n / wall, 1000 * cpu / n
 
 
 def child(workloads: list[str]) -> dict:
@@ -45,6 +86,9 @@ def child(workloads: list[str]) -> dict:
             folder = Path(d)
             run(sb, workload("one-test", "warm", folder)[:8])
             for w in workloads:
+                if w in ("step", "submit"):
+                    out[w] = env_workload(w)
+                    continue
                 if w == "early":
                     items = workload("one-test", "early", folder)[:10]
                     progs = [{"main.py": "# nothing yet\n"}, {"main.py": "print(1\n"}]
