@@ -147,6 +147,15 @@ def how_decided(info: dict) -> str:
     return "measured"
 
 
+def looks_of(info: dict) -> dict:
+    """How many looks the near-tie rules took and what the kept baseline was (when the info says)."""
+    st = info.get("staged") or info.get("timing") or {}
+    lk = (st.get("bound") or {}).get("looks") or st.get("looks") or {}
+    kept = (st.get("bound") or {}).get("kept") or lk.get("kept") or {}
+    return {"looks": len(lk.get("looks") or ()), "kept_passes": kept.get("passes"), "added": kept.get("added"),
+            "why": kept.get("why")}
+
+
 def pctl(xs: list[float], p: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, max(0, int(round(p / 100 * len(xs) + 0.5)) - 1))]
@@ -183,7 +192,7 @@ def per_task(args, run_id: str) -> list[dict]:
                 label = kind if kind != "baseline-like" else ("baseline-like cold" if j == 0 else "baseline-like warm")
                 row["cands"].append({"kind": label, "reward": r, "reward_s": rw, "perf_s": pw, "perf_verdict": pv,
                                      "ratio": rw / pw if pw > 0 else None, "how": how_decided(info),
-                                     "verdict": (info.get("judge") or {}).get("verdict")})
+                                     "verdict": (info.get("judge") or {}).get("verdict"), **looks_of(info)})
             row["load"].append(os.getloadavg()[0])
             c = {x["kind"]: x for x in row["cands"]}
             fails = []
@@ -244,7 +253,8 @@ def grpo(args, run_id: str) -> dict:
             envs[suite] = gym.make(FAMILIES[suite])
         r, w, info = submit(envs[suite], task.id, lang, files)
         with lock:
-            results.append({"task": task.id, "kind": kind, "reward": r, "wall_s": w, "how": how_decided(info)})
+            results.append({"task": task.id, "kind": kind, "reward": r, "wall_s": w, "how": how_decided(info),
+                            **looks_of(info)})
 
     load0 = os.getloadavg()[0]
     t0 = time.perf_counter()

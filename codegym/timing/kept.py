@@ -39,8 +39,14 @@ MAX_AGE_S = 600.0
 DRIFT_LIMIT = 0.10
 #: probe runs of one reading of the machine's speed (their median)
 SPEED_PROBES = 3
-#: concurrent passes of a kept baseline (after one discarded warm-up pass)
+#: concurrent passes of a kept baseline: `measure_passes` takes them after one discarded
+#: warm-up; `KeptPasses` reaches them one pass per look, seeded by the first submissions
 KEPT_PASSES = 5
+#: the spread (log) one concurrent pass is assumed to have before its own passes show it:
+#: a pool's sample spread is shrunk toward it with the weight of PRIOR_PASSES passes
+#: (passes of the suites' baselines, drift-corrected: 1.3-4.7 %, docs/timing.md)
+PASS_PRIOR = 0.03
+PRIOR_PASSES = 1.0
 #: the futility rule's level: the chance of stopping a candidate that was in fact
 #: `min_worth` faster (much less for a faster one: docs/timing.md, "Near-ties")
 FUTILITY_ALPHA = 0.10
@@ -138,6 +144,43 @@ def keep(sandbox: Sandbox, key: tuple, compute: Callable[[], tuple[Any, float | 
                              "uses": entry.uses, "speed": entry.speed}  # type: ignore[union-attr]
 
 
+def peek(sandbox: Sandbox, key: tuple, *, speed_now: float | None = None, max_age_s: float = MAX_AGE_S,
+         drift_limit: float = DRIFT_LIMIT) -> tuple[Any, dict]:
+    """The value kept for `key` in `sandbox` while it is not `stale` at the slowness
+    `speed_now` (a stale one is forgotten), else None; and how: ``{"kept", "why", "age_s",
+    "uses", "speed"}`` as `keep` says it. Nothing is measured (`extend` adds to it)."""
+    entries = _entries(sandbox)
+    with _LOCK:
+        lock = _KEY_LOCKS.setdefault((id(sandbox), key), threading.Lock())
+    with lock:
+        entry = entries.get(key)
+        why = "first" if entry is None else stale(entry, speed_now, max_age_s, drift_limit)
+        if why or entry is None:
+            entries.pop(key, None)
+            return None, {"kept": False, "why": why, "age_s": 0.0, "uses": 1, "speed": None}
+        entry.uses += 1
+        return entry.value, {"kept": True, "why": "", "age_s": round(time.monotonic() - entry.taken_at, 3),
+                             "uses": entry.uses, "speed": entry.speed}
+
+
+def extend(sandbox: Sandbox, key: tuple, merge: Callable[[Any], tuple[Any, float | None]]) -> Any:
+    """Add to the value kept for `key`: ``merge(value now or None) -> (value, slowness)``
+    under the key's lock, so that concurrent callers each add to what the others added.
+    A new entry is taken now; an extended one keeps its age (the age bound counts from its
+    first part). Returns the value kept."""
+    entries = _entries(sandbox)
+    with _LOCK:
+        lock = _KEY_LOCKS.setdefault((id(sandbox), key), threading.Lock())
+    with lock:
+        entry = entries.get(key)
+        value, speed = merge(None if entry is None else entry.value)
+        if entry is None:
+            entries[key] = Kept(value, speed, time.monotonic(), uses=1)
+        else:
+            entry.value, entry.speed = value, speed
+        return value
+
+
 # =========================================================================== concurrent passes
 
 
@@ -164,6 +207,17 @@ class Passes:
     def speed(self) -> float | None:
         return float(statistics.median(self.speeds)) if self.speeds else None
 
+    def add(self, raw: float, speed: float | None) -> Passes:
+        """One more pass: `raw` seconds as timed, `speed` the slowness read right after it."""
+        self.raw.append(float(raw))
+        if speed:
+            self.speeds.append(float(speed))
+        self.seconds.append(raw / speed if speed else float(raw))
+        return self
+
+    def copy(self) -> Passes:
+        return Passes(self.metric, list(self.seconds), list(self.raw), list(self.speeds))
+
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -178,11 +232,12 @@ class PassFailed(Exception):
 
 def measure_passes(sandbox: Sandbox, build: Build, inputs: Sequence[RunRequest | str | bytes] | None,
                    metric: str = "cpu", n: int = KEPT_PASSES, warmups: int = 1, limits: Limits | None = None,
-                   verify: Verifier | None = None) -> Passes:
+                   verify: Verifier | None = None, probes: int = SPEED_PROBES) -> Passes:
     """`n` concurrent passes of `build` over `inputs` (`Sampler.concurrent_pass`: all inputs
     at once on the sandbox's slots, as the judge runs them), after `warmups` discarded
-    ones, each divided by the slowness of one probe run right after it. Raises
-    `PassFailed` when a run fails or its output is rejected."""
+    ones, each divided by the slowness `probes` probe runs read right after it (their
+    median: one ~8 ms probe run alone is noisier than a pass). Raises `PassFailed` when a
+    run fails or its output is rejected."""
     s = Sampler(sandbox, build, as_requests(inputs), metric, limits, verify)
     probed = probe_applies(sandbox, metric)
     out = Passes(metric)
@@ -192,12 +247,58 @@ def measure_passes(sandbox: Sandbox, build: Build, inputs: Sequence[RunRequest |
             raise PassFailed(s.failure, s.error or "a run failed")
         if i < warmups:
             continue
-        sp = slowness_now(sandbox, metric, runs=1) if probed else None
-        out.raw.append(v)
-        if sp:
-            out.speeds.append(sp)
-        out.seconds.append(v / sp if sp else v)
+        out.add(v, slowness_now(sandbox, metric, runs=probes) if probed else None)
     return out
+
+
+class KeptPasses:
+    """A build's kept concurrent passes (a task's baseline), seeded and extended by the looks
+    that use them instead of measured up front.
+
+    The passes kept for `key` are read at once (`peek`: gone when stale); while there are
+    fewer than `target`, `grow` takes one more with `take` -- ``() -> (raw seconds, slowness
+    right after)`` -- and adds it to the kept ones (`extend`: every concurrent user adds to
+    the same pool). A look's reference is the kept passes taken *before* the candidate's
+    observation, their spread shrunk toward PASS_PRIOR (`Reference.of_passes`), so the
+    first submission of a task pays one baseline pass, not `target` passes and a warm-up up
+    front. docs/timing.md ("Kept measurements") says why that is sound."""
+
+    def __init__(self, sandbox: Sandbox, key: tuple, metric: str, take: Callable[[], tuple[float, float | None]],
+                 *, speed_now: float | None = None, target: int = KEPT_PASSES, max_age_s: float = MAX_AGE_S,
+                 drift_limit: float = DRIFT_LIMIT):
+        self.sandbox, self.key, self.metric, self.take, self.target = sandbox, key, metric, take, int(target)
+        self.passes, self.how = peek(sandbox, key, speed_now=speed_now, max_age_s=max_age_s,
+                                     drift_limit=drift_limit)
+        self.added = 0
+
+    @property
+    def n(self) -> int:
+        return len(self.passes.seconds) if self.passes is not None else 0
+
+    @property
+    def short(self) -> bool:
+        return self.n < self.target
+
+    def grow(self) -> Passes:
+        """One more pass of the build, added to the kept ones (exceptions of `take` propagate)."""
+        raw, speed = self.take()
+
+        def merge(old: Passes | None) -> tuple[Passes, float | None]:
+            p = (old.copy() if old is not None else Passes(self.metric)).add(raw, speed)
+            return p, p.speed
+
+        self.passes = extend(self.sandbox, self.key, merge)
+        self.added += 1
+        return self.passes
+
+    def reference(self) -> Reference:
+        if self.passes is None:
+            raise ValueError("no pass kept yet: grow first")
+        return Reference.of_passes(self.passes)
+
+    def details(self) -> dict:
+        """How the passes were had, for ``info``: `peek`'s dict, the passes now, how many this user added."""
+        return {**self.how, "passes": self.n, "added": self.added}
 
 
 # =========================================================================== near-ties
@@ -208,25 +309,32 @@ class Reference:
     """What a kept baseline says about one observation of a candidate: its median (seconds
     at the reference speed) and the noise scale (log) of the observation's log speedup over
     it -- the spread of one pass and the error of the kept median together,
-    ``hypot(sd, sqrt(pi / 2) * sd / sqrt(n))`` (the median of n passes), at least MIN_SCALE."""
+    ``hypot(sd, sqrt(pi / 2) * sd / sqrt(n))`` (the median of n passes), at least MIN_SCALE.
+    With a `prior` spread, sd is the samples' own shrunk toward it,
+    ``sqrt((PRIOR_PASSES prior**2 + (n - 1) sd**2) / (PRIOR_PASSES + n - 1))``: one or two
+    passes do not show their spread (one shows none)."""
 
     median: float
     scale: float
     n: int
 
     @classmethod
-    def of_samples(cls, samples: Sequence[float], median: float | None = None) -> Reference:
+    def of_samples(cls, samples: Sequence[float], median: float | None = None,
+                   prior: float | None = None) -> Reference:
         logs = [math.log(x) for x in samples if x > 0]
         if not logs:
             raise ValueError("a reference needs positive samples")
         sd = statistics.stdev(logs) if len(logs) > 1 else 0.0
+        if prior is not None:
+            dof = len(logs) - 1
+            sd = math.sqrt((PRIOR_PASSES * prior ** 2 + dof * sd ** 2) / (PRIOR_PASSES + dof))
         se = sd * math.sqrt(math.pi / 2 / len(logs))
         med = float(statistics.median(samples)) if median is None else float(median)
         return cls(median=med, scale=max(MIN_SCALE, math.hypot(sd, se)), n=len(logs))
 
     @classmethod
-    def of_passes(cls, p: Passes) -> Reference:
-        return cls.of_samples(p.seconds)
+    def of_passes(cls, p: Passes, prior: float | None = PASS_PRIOR) -> Reference:
+        return cls.of_samples(p.seconds, prior=prior)
 
     @classmethod
     def of_measurement(cls, m: Measurement) -> Reference:

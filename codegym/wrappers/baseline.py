@@ -24,7 +24,7 @@ from codegym.judge.perf import PerfRuns, Unscorable, perf_workload
 from codegym.sandbox.types import Sandbox
 from codegym.tasks.schema import Task
 from codegym.timing.calibration import calibration_factor
-from codegym.timing.kept import FUTILITY_ALPHA, MAX_LOOKS, NearTie, PassFailed, Reference, measure_passes, slowness_now
+from codegym.timing.kept import FUTILITY_ALPHA, KEPT_PASSES, MAX_LOOKS, KeptPasses, NearTie, Reference, slowness_now
 from codegym.timing.measurement import Sampler
 from codegym.timing.probe import reference as probe_reference
 from codegym.wrappers.bound import BoundReached, SlowBound, bound_failure, bounded_workload, judged_seconds
@@ -32,7 +32,6 @@ from codegym.wrappers.measure import (
     PROGRAM_FAILURES,
     TimedRunFailed,
     TimingSettings,
-    keep_for_task,
     recorded_runtimes,
     solution_files,
 )
@@ -43,23 +42,30 @@ from codegym.wrappers.measure import (
 CLEAR_FACTOR = 2.0
 
 
-def kept_passes(task: Task, sandbox: Sandbox, settings: TimingSettings, speed_now: float | None = None):
-    """(`codegym.timing.kept.Passes` of the task's baseline on its perf split, how it was had:
-    see `codegym.timing.kept.keep`); raises `Unscorable` when the baseline cannot be timed."""
+def kept_passes(task: Task, sandbox: Sandbox, settings: TimingSettings, speed_now: float | None = None,
+                *, target: int = KEPT_PASSES) -> KeptPasses:
+    """The task's baseline on its perf split in concurrent passes, kept per sandbox and task
+    (`codegym.timing.kept.KeptPasses`): what is kept now (possibly fewer than `target`
+    passes, or none), and `grow` to add one (raises `Unscorable` when the baseline cannot
+    be timed)."""
     metric = settings.metric_for(task)
     name = task.baseline_name
     key = ("passes", task.content_hash, name, metric)
+    sampler: list[Sampler] = []
 
-    def compute():
-        lang, files = solution_files(task, name)
-        wl = perf_workload(task, files, lang, sandbox)
-        try:
-            p = measure_passes(sandbox, wl.build, wl.inputs, metric, limits=wl.limits, verify=wl.verify)
-        except PassFailed as e:  # the task's own baseline failed: a broken task, not a verdict
-            raise Unscorable(f"the task's {name!r} solution failed a timed run: {e}") from e
-        return p, p.speed
+    def take() -> tuple[float, float | None]:
+        if not sampler:
+            lang, files = solution_files(task, name)
+            wl = perf_workload(task, files, lang, sandbox)
+            sampler.append(Sampler(sandbox, wl.build, wl.inputs, metric, wl.limits, wl.verify))
+        s = sampler[0]
+        v = s.concurrent_pass()
+        if v is None:  # the task's own baseline failed: a broken task, not a verdict
+            raise Unscorable(f"the task's {name!r} solution failed a timed run: {s.error or 'a run failed'}")
+        return v, slowness_now(sandbox, metric)
 
-    return keep_for_task(sandbox, key, metric, compute, speed_now)
+    return KeptPasses(sandbox, key, metric, take, speed_now=speed_now or slowness_now(sandbox, metric),
+                      target=target)
 
 
 @dataclass
@@ -92,30 +98,45 @@ def look_at(task: Task, sandbox: Sandbox, wl: PerfRuns, settings: TimingSettings
     if judged is not None and clearly_faster(task, sandbox, metric, judged):
         return None  # no near-tie: nothing to look at, no kept baseline needed (the older rules)
     speed = slowness_now(sandbox, metric)
+    slow = speed or 1.0
+    base = kept_passes(task, sandbox, settings, speed)
     try:
-        passes, how = kept_passes(task, sandbox, settings, speed)
+        if base.n == 0:  # nothing kept: the baseline's first pass, before the candidate's look
+            base.grow()
     except Unscorable:
         return None
-    ref = Reference.of_passes(passes)
-    slow = speed or 1.0
-    bound = SlowBound(seconds=factor * ref.median * slow if factor is not None else None,
-                      baseline_s=ref.median * slow, factor=factor, metric=metric, source="kept")
+    ref = base.reference()
     tie = NearTie(alpha=FUTILITY_ALPHA if futility else None, bound=factor, metric=metric)
-    looks = Looks(bound, tie, how)
+    looks = Looks(_kept_bound(ref, slow, factor, metric), tie, base.details())
     n = 0
     if judged is not None:
         n += 1
         _stop(looks, tie.observe(judged / slow, ref), judged, "the judged perf split")
-    capped = bounded_workload(wl, bound)
-    s = Sampler(sandbox, capped.build, capped.inputs, metric, wl.limits, wl.verify)
+    s = None
     while n < max_looks and not tie.clear():  # (a clearly faster candidate is measured at once)
         n += 1
+        if base.short:  # undecided on a short kept baseline: one more baseline pass before the look
+            try:
+                base.grow()
+            except Unscorable:
+                base.target = base.n  # (the baseline stopped passing: look against what is kept)
+            ref = base.reference()
+            looks.bound, looks.kept, s = _kept_bound(ref, slow, factor, metric), base.details(), None
+        if s is None:
+            capped = bounded_workload(wl, looks.bound)
+            s = Sampler(sandbox, capped.build, capped.inputs, metric, wl.limits, wl.verify)
         v = s.concurrent_pass()
         if v is None:
             _failed(s, looks, wl, capped)
-        sp = slowness_now(sandbox, metric, runs=1) or slow
+        sp = slowness_now(sandbox, metric) or slow
         _stop(looks, tie.observe(v / sp, ref), v, f"concurrent pass {n}")
     return looks
+
+
+def _kept_bound(ref: Reference, slow: float, factor: float | None, metric: str) -> SlowBound:
+    """The slow bound of a kept reference, in seconds at the machine's slowness `slow` now."""
+    return SlowBound(seconds=factor * ref.median * slow if factor is not None else None,
+                     baseline_s=ref.median * slow, factor=factor, metric=metric, source="kept")
 
 
 def clearly_faster(task: Task, sandbox: Sandbox, metric: str, judged: float) -> bool:
