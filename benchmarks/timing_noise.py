@@ -52,7 +52,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-import codegym.timing.kept as K  # noqa: E402
+try:
+    import codegym.timing.kept as K  # noqa: E402
+except ImportError:  # (a checkout from before issue 32: no kept measurements, no table 4)
+    K = None  # type: ignore[assignment]
 import codegym.timing.probe as P  # noqa: E402
 from codegym import timing as T  # noqa: E402
 from codegym.sandbox import make_sandbox  # noqa: E402
@@ -152,7 +155,7 @@ def run_phase(sb, progs: dict, minutes: float, instr_every: int, log, ties_only:
         if not ties_only:
             measure_round(sb, progs, rec, instr_every and rnd % instr_every == 0)
         for lang, p in progs.items():
-            if hasattr(T, "NearTie"):  # (a checkout from before issue 32 has no near-tie rule: no table 4)
+            if K is not None:  # (a checkout from before issue 32 has no near-tie rule: no table 4)
                 rec["ties"].extend(near_ties(sb, lang, p))
         rnd += 1
         done = [x for x in rec["compare"] if x["ok"]]
@@ -193,9 +196,59 @@ def measure_round(sb, progs: dict, rec: dict, count: bool) -> None:
                                         "samples": m.samples, "s": time.monotonic() - t0})
 
 
+#: table 4: a new kept baseline every this many rounds, so that a share of the looks is seeded (cold)
+SEED_EVERY = 3
+_SEEDS: dict[str, int] = {}
+
+
 def near_ties(sb, lang: str, p: dict) -> list[dict]:
     """One look-through of a fresh identical program and of the 1.1x one against the kept
-    baseline passes of program a (the futility rule alone: no slow bound)."""
+    baseline passes of program a (the futility rule alone: no slow bound), as the rewards
+    look (`codegym.wrappers.baseline.look_at`): the kept passes seeded by the looks
+    (`KeptPasses`: one baseline pass before the first look when none is kept, one before
+    each later look while fewer than KEPT_PASSES), every pass divided by the slowness the
+    probe reads right after it."""
+    if not hasattr(K, "KeptPasses"):
+        return _near_ties_kept_up_front(sb, lang, p)
+    speed = K.slowness_now(sb, "cpu")
+    base_sampler = Sampler(sb, p["a"], as_requests([p["stdin"]]), "cpu", None)
+
+    def take():
+        v = base_sampler.concurrent_pass()
+        if v is None:
+            raise RuntimeError(base_sampler.error or "the baseline failed")
+        return v, K.slowness_now(sb, "cpu")
+
+    out = []
+    _SEEDS[lang] = _SEEDS.get(lang, 0) + 1  # every SEED_EVERY rounds the kept passes start afresh (cold)
+    key = ("timing_noise", lang, _SEEDS[lang] // SEED_EVERY)
+    for case in ("identical", "1.1x"):
+        base = K.KeptPasses(sb, key, "cpu", take, speed_now=speed)
+        how, n0 = dict(base.how), base.n
+        if base.n == 0:
+            base.grow()
+        build_ = build(sb, lang, f"tie{time.monotonic_ns()}", 1.1 if case == "1.1x" else 1.0)
+        tie = K.NearTie(bound=None)
+        s = Sampler(sb, build_, as_requests([p["stdin"]]), "cpu", None)
+        looks = 0
+        ref = base.reference()
+        while looks < K.MAX_LOOKS and not tie.stopped:
+            if looks and base.short:
+                base.grow()
+                ref = base.reference()
+            v = s.concurrent_pass()
+            if v is None:
+                break
+            tie.observe(v / (K.slowness_now(sb, "cpu") or 1.0), ref)
+            looks += 1
+        out.append({"lang": lang, "case": case, "stopped": tie.stopped, "looks": looks, "kept": how["kept"],
+                    "why": how["why"], "scale": ref.scale, "kept_passes": n0, "added": base.added})
+    return out
+
+
+def _near_ties_kept_up_front(sb, lang: str, p: dict) -> list[dict]:
+    """`near_ties` as a checkout before the seeded kept passes looked: the baseline's 5 passes
+    after a warm-up measured up front, one probe run per candidate pass."""
     speed = K.slowness_now(sb, "cpu")
 
     def compute():
@@ -210,14 +263,14 @@ def near_ties(sb, lang: str, p: dict) -> list[dict]:
         tie = K.NearTie(bound=None)
         s = Sampler(sb, build_, as_requests([p["stdin"]]), "cpu", None)
         looks = 0
-        while looks < 4 and not tie.stopped:  # (MAX_LOOKS of codegym.timing.kept)
+        while looks < 4 and not tie.stopped:
             v = s.concurrent_pass()
             if v is None:
                 break
             tie.observe(v / (K.slowness_now(sb, "cpu", runs=1) or 1.0), ref)
             looks += 1
         out.append({"lang": lang, "case": case, "stopped": tie.stopped, "looks": looks, "kept": how["kept"],
-                    "why": how["why"], "scale": ref.scale})
+                    "why": how["why"], "scale": ref.scale, "kept_passes": len(passes.seconds), "added": 0})
     return out
 
 
@@ -235,6 +288,7 @@ def tie_rows(rec: dict) -> list[dict]:
                          "kept": sum(t["kept"] for t in xs) / len(xs),
                          "remeasured": sorted({t["why"].split(" (")[0] for t in xs if t["why"] and t["why"] != "first"}),
                          "scale": st.median(t["scale"] for t in xs),
+                         "short": [t for t in xs if (t.get("kept_passes") or 0) < 5],
                          "pass": (len(stopped) / len(xs) <= 0.05) if case == "1.1x" else None})
     return rows
 
@@ -371,14 +425,17 @@ def print_ties(trows: list[dict]) -> None:
           "alpha 0.1, worth 5 %)")
     print("(stopped: the share of candidates the rule stopped as no speedup worth rewarding -- for the "
           "identical program a tie decided, for the 1.1x one a real speedup lost (target <= 5 %); kept: "
-          "the share of looks that reused the kept baseline; scale: the kept reference's scale)")
-    hdr = f"{'lang':7s} {'case':10s} {'trials':>6s} {'stopped':>8s} {'1 look':>7s} {'looks':>5s} {'kept':>6s} {'scale':>6s}  ok"
+          "the share of looks that reused the kept baseline; scale: the kept reference's scale; seeded: "
+          "stopped / trials among those that began with fewer than 5 kept passes -- the first submissions)")
+    hdr = (f"{'lang':7s} {'case':10s} {'trials':>6s} {'stopped':>8s} {'1 look':>7s} {'looks':>5s} {'kept':>6s} "
+           f"{'scale':>6s} {'seeded':>7s}  ok")
     print(hdr)
     print("-" * len(hdr))
     for r in trows:
         ok = "" if r["pass"] is None else ("PASS" if r["pass"] else "MISS")
         print(f"{r['lang']:7s} {r['case']:10s} {r['trials']:6d} {pct(r['stopped'], 1):>8s} {pct(r['one_look'], 0):>7s} "
-              f"{r['median_looks'] or 0:5.0f} {pct(r['kept'], 0):>6s} {pct(r['scale'], 1):>6s}  {ok}"
+              f"{r['median_looks'] or 0:5.0f} {pct(r['kept'], 0):>6s} {pct(r['scale'], 1):>6s} "
+              f"{sum(bool(t['stopped']) for t in r['short']):>3d}/{len(r['short']):<3d}  {ok}"
               + (f"  (measured again: {', '.join(r['remeasured'])})" if r["remeasured"] else ""))
 
 

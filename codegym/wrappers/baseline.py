@@ -115,7 +115,7 @@ def look_at(task: Task, sandbox: Sandbox, wl: PerfRuns, settings: TimingSettings
     s = None
     while n < max_looks and not tie.clear():  # (a clearly faster candidate is measured at once)
         n += 1
-        if base.short:  # undecided on a short kept baseline: one more baseline pass before the look
+        if base.short and n > 1:  # undecided on a short kept baseline: one more baseline pass before the look
             try:
                 base.grow()
             except Unscorable:

@@ -178,3 +178,80 @@ def test_a_measurement_stops_when_its_look_says_so(sb):
     assert m.ok and m.stopped == "look" and m.n == 2 and seen == [1, 2]
     m = measure(sb, b, ["20000\n"], repeats=3, max_repeats=3)
     assert m.ok and m.stopped == ""
+
+
+# =========================================================================== seeded kept passes
+
+
+def test_kept_passes_are_seeded_by_their_users_and_shared():
+    """`KeptPasses`: nothing kept at first (why "first"); each `grow` takes one pass and adds
+    it to the passes kept for the key, so a second user (another env of the process) starts
+    from what the first added, and concurrent users add to one pool."""
+    sb = _Box()
+    taken = []
+
+    def take():
+        taken.append(1)
+        return 1.0 + 0.01 * len(taken), 1.0
+
+    first = K.KeptPasses(sb, ("b",), "cpu", take, speed_now=1.0, target=3)
+    assert first.passes is None and first.short and first.details()["why"] == "first"
+    first.grow()
+    assert first.n == 1 and first.reference().n == 1
+    second = K.KeptPasses(sb, ("b",), "cpu", take, speed_now=1.0, target=3)
+    assert second.n == 1 and second.how["kept"] and second.how["uses"] == 2
+    second.grow()
+    first.grow()                                 # adds to the pool the second user extended
+    assert first.n == 3 and not first.short and first.details()["added"] == 2
+    third = K.KeptPasses(sb, ("b",), "cpu", take, speed_now=1.0, target=3)
+    assert third.n == 3 and not third.short and len(taken) == 3
+    moved = K.KeptPasses(sb, ("b",), "cpu", take, speed_now=1.5, target=3)   # the machine moved: afresh
+    assert moved.n == 0 and "moved" in moved.how["why"]
+
+
+def test_a_pass_is_kept_in_seconds_at_the_reference_speed():
+    p = K.Passes("cpu").add(1.1, 1.1).add(2.0, None)
+    assert p.seconds == pytest.approx([1.0, 2.0]) and p.raw == [1.1, 2.0] and p.speeds == [1.1]
+
+
+def test_a_short_reference_claims_the_prior_spread_not_its_own():
+    """One pass shows no spread: its reference's scale comes from the prior (and the median's
+    error at n = 1), not MIN_SCALE; with more passes the samples' own spread weighs in."""
+    one = K.Reference.of_samples([1.0], prior=0.03)
+    assert one.scale == pytest.approx(math.hypot(0.03, 0.03 * math.sqrt(math.pi / 2)))
+    assert K.Reference.of_samples([1.0]).scale == K.MIN_SCALE          # (no prior: what it was)
+    tight = [1.0, 1.001, 0.999, 1.0, 1.0005, 0.9995]
+    assert K.MIN_SCALE < K.Reference.of_samples(tight, prior=0.03).scale < one.scale
+    p = K.Passes("cpu")
+    for x in tight:
+        p.add(x, None)
+    assert K.Reference.of_passes(p).scale == K.Reference.of_samples(tight, prior=K.PASS_PRIOR).scale
+
+
+def test_a_seeded_tie_is_stopped_and_a_real_speedup_rarely_on_a_short_reference():
+    """Simulated looks as `look_at` takes them on a cold task (one baseline pass before the
+    first look, one more before each later look while fewer than KEPT_PASSES), with the slow
+    bound and the futility rule, at 2 % noise per pass: most ties stop within the looks, a
+    1.1x candidate almost never (seeded, no timing)."""
+    rng = np.random.default_rng(5)
+    ties = fast = 0
+    trials = 400
+    for _ in range(trials):
+        for true_x, hit in ((0.0, "tie"), (math.log(1.1), "fast")):
+            pool: list[float] = [float(np.exp(rng.normal(0, 0.02)))]
+            tie = K.NearTie(bound=1.0)
+            first = K.Reference.of_samples(pool, prior=K.PASS_PRIOR)
+            stopped = tie.observe(float(np.exp(-true_x + rng.normal(0, 0.02))), first)
+            n = 1
+            while not stopped and n < K.MAX_LOOKS:
+                n += 1
+                if len(pool) < K.KEPT_PASSES:
+                    pool.append(float(np.exp(rng.normal(0, 0.02))))
+                ref = K.Reference.of_samples(pool, prior=K.PASS_PRIOR)
+                stopped = tie.observe(float(np.exp(-true_x + rng.normal(0, 0.02))), ref)
+            if stopped and hit == "tie":
+                ties += 1
+            elif stopped:
+                fast += 1
+    assert ties / trials >= 0.8, ties
+    assert fast / trials <= 0.02, fast
