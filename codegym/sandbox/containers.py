@@ -281,9 +281,11 @@ class ContainerSlot(Slot):
         if via_socket:
             try:
                 listener, host_sock = sb._listener(uid)
-            except OSError as e:
+            except OSError as e:  # (e.g. a TMPDIR too long for a socket's path)
+                log.info("codegym docker: no runner socket (%s); frames over the attach socket", e)
+                sb.fall_back_to_attach()
                 lock.close()
-                raise SlotStartError(f"cannot make the runner's socket: {e}") from None
+                return self.start(want, disk_mb)
             cfg["connect"] = SOCKET_PATH
             mounts = [docker.types.Mount(f"{RUNNER_DIR}/forkserver.py", sb._runner_file(), type="bind",
                                          read_only=True),
@@ -341,8 +343,7 @@ class ContainerSlot(Slot):
                 # the engine does not see this host's files (a remote or virtualised engine):
                 # the attach socket from now on
                 log.info("codegym docker: bind mounts refused (%s); frames over the attach socket", e)
-                sb.transport = "attach"
-                sb.pipeline = 1
+                sb.fall_back_to_attach()
                 return self.start(want, disk_mb)
             raise SlotStartError(f"cannot start a container of {want.image}: {e}") from None
         finally:

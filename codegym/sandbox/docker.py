@@ -246,6 +246,12 @@ class DockerSandbox(ServerSandbox[ContainerSlot]):
         """The host file mounted read-only into each container as its runner."""
         return os.path.join(self._host_dir(), "forkserver.py")
 
+    def fall_back_to_attach(self) -> None:
+        """Frames over the containers' attach sockets from now on (the engine cannot mount
+        this host's files, or no socket can be made here), one request at a time."""
+        self.transport = "attach"
+        self.pipeline = 1
+
     def _listener(self, uid: int):
         """(listening socket, its host path) for the next container's runner (of `uid`)."""
         path = os.path.join(self._host_dir(), f"s{uuid.uuid4().hex[:16]}")

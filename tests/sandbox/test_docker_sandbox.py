@@ -321,8 +321,9 @@ def test_frames_bypass_the_engine_and_fall_back_to_the_attach_socket(client) -> 
     """Transport "socket": the runner connects to a unix socket of this host mounted into its
     container (the engine out of the frames' way), which takes no second connection -- a
     program of the container cannot talk to the host in the runner's place. An engine that
-    refuses the bind mount (here: a runner file it cannot see) switches the sandbox to the
-    attach socket, one request at a time; `transport="attach"` asks for it."""
+    refuses the bind mount (here: a runner file it cannot see), or a host where no socket
+    can be made, switches the sandbox to the attach socket, one request at a time;
+    `transport="attach"` asks for it."""
     import os
 
     from codegym.sandbox.docker import DockerSandbox
@@ -340,6 +341,12 @@ def test_frames_bypass_the_engine_and_fall_back_to_the_attach_socket(client) -> 
     with DockerSandbox(workers=1) as sb:
         sb._runner_file = lambda: "/nonexistent/codegym/forkserver.py"  # type: ignore[method-assign]
         assert sb.execute("python", {"main.py": "print(3)"}).stdout == "3\n"
+        assert (sb.transport, sb.pipeline) == ("attach", 1)
+    with DockerSandbox(workers=1) as sb:  # no socket can be made here (a TMPDIR too long for one)
+        def no_socket(uid: int):
+            raise OSError("AF_UNIX path too long")
+        sb._listener = no_socket  # type: ignore[method-assign]
+        assert sb.execute("python", {"main.py": "print(4)"}).stdout == "4\n"
         assert (sb.transport, sb.pipeline) == ("attach", 1)
     with DockerSandbox(workers=1, transport="attach") as sb:
         b = sb.build("python", {"main.py": "print(input())"})
