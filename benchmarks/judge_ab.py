@@ -135,7 +135,7 @@ def main(argv=None) -> int:
             res = json.loads(proc.stdout.strip().splitlines()[-1])
             for w in names:
                 got.setdefault((which, w), []).append(tuple(res[w]))
-            print(f"  round {k + 1} {which:6s} " + "  ".join(f"{w} {res[w][0]:.0f}/s {res[w][1]:.3f} ms"
+            print(f"  round {k + 1} {which:6s} " + "  ".join(f"{w} {res[w][0]:.3g}/s {res[w][1]:.3f} ms"
                                                              for w in names)
                   + f"  load {os.getloadavg()[0]:.1f}", flush=True)
     print("\n| workload | before /s | after /s | after / before | before host CPU ms per judge "
@@ -144,7 +144,7 @@ def main(argv=None) -> int:
     for w in names:
         b = [statistics.median(x) for x in zip(*got[("before", w)])]
         a = [statistics.median(x) for x in zip(*got[("after", w)])]
-        print(f"| {w} | {b[0]:.1f} | {a[0]:.1f} | {a[0] / b[0]:.2f} | {b[1]:.3f} | {a[1]:.3f} | {a[1] / b[1]:.2f} |")
+        print(f"| {w} | {b[0]:.3g} | {a[0]:.3g} | {a[0] / b[0]:.2f} | {b[1]:.3f} | {a[1]:.3f} | {a[1] / b[1]:.2f} |")
     print(f"medians of {args.rounds} rounds; load average {os.getloadavg()[0]:.1f} at the end")
     return 0
 
