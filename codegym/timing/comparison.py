@@ -434,14 +434,16 @@ def _exp(x: float) -> float:
 def _finish(cmp: Comparison, sides: dict[str, Sampler], k: int, sandbox: Sandbox, calibrate: bool,
             cal_before: str | None) -> None:
     """Passes and runs of both builds on their measurements, and the calibration."""
-    for m in (cmp.a, cmp.b):
-        m.min_of = k if cmp.metric != "instructions" else 1  # type: ignore[union-attr]
-    cmp.a.runs, cmp.b.runs = sides["a"].runs, sides["b"].runs  # type: ignore[union-attr]
+    a, b = cmp.a, cmp.b
+    assert a is not None and b is not None  # (both sides were measured before they are finished)
+    for m in (a, b):
+        m.min_of = k if cmp.metric != "instructions" else 1
+    a.runs, b.runs = sides["a"].runs, sides["b"].runs
     if calibrate:
         cal, note = calibration_after(sandbox, cmp.metric, cal_before)
         cmp.calibration = cal
-        for m in (cmp.a, cmp.b):
-            normalize(m, cal)  # type: ignore[arg-type]
+        for m in (a, b):
+            normalize(m, cal)
         if note:
             cmp.reason = note
 

@@ -136,12 +136,12 @@ def keep(sandbox: Sandbox, key: tuple, compute: Callable[[], tuple[Any, float | 
         entry = entries.get(key)
         why = "first" if entry is None else stale(entry, speed_now, max_age_s, drift_limit)
         reused = not why
-        if not reused:
+        if entry is None or not reused:
             value, speed = compute()
             entry = entries[key] = Kept(value, speed, time.monotonic())
-        entry.uses += 1  # type: ignore[union-attr]
-        return entry.value, {"kept": reused, "why": why, "age_s": round(time.monotonic() - entry.taken_at, 3),  # type: ignore[union-attr]
-                             "uses": entry.uses, "speed": entry.speed}  # type: ignore[union-attr]
+        entry.uses += 1
+        return entry.value, {"kept": reused, "why": why, "age_s": round(time.monotonic() - entry.taken_at, 3),
+                             "uses": entry.uses, "speed": entry.speed}
 
 
 def peek(sandbox: Sandbox, key: tuple, *, speed_now: float | None = None, max_age_s: float = MAX_AGE_S,

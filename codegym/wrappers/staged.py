@@ -138,6 +138,15 @@ class PerfTimes:
         return asdict(self)
 
 
+def _value(m: Any, unit: str) -> float:
+    """`measurement_value` of a measurement that has one (a measurement without a value failed:
+    Unscorable)."""
+    v = measurement_value(m, unit)
+    if v is None:
+        raise Unscorable(f"a timing measurement has no {unit} value")
+    return v
+
+
 def improvement(times: PerfTimes, noise_gate: bool = True) -> tuple[float, float]:
     """(I, log2 speedup over the reference) of the candidate.
 
@@ -303,8 +312,8 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
                 unit, tb, tr = "normalized", rt[b] / cal, rt[r] / cal
             else:
                 unit, tb, tr = ("instructions" if metric == "instructions" else "s"), rt[b], rt[r]
-            t = measurement_value(cand, unit)
-            times = PerfTimes(t=t, t_baseline=tb, t_reference=tr, unit=unit, source="recorded",  # type: ignore[arg-type]
+            t = _value(cand, unit)
+            times = PerfTimes(t=t, t_baseline=tb, t_reference=tr, unit=unit, source="recorded",
                               noise=relative_noise(cand))
             if unit == "normalized" and t and tb / t < ANCHOR_BELOW:
                 times = self._anchored(bench, b, times)
@@ -317,8 +326,8 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
             unit = "normalized"
         else:
             unit = "s"
-        return PerfTimes(t=measurement_value(cand, unit), t_baseline=measurement_value(mb, unit),  # type: ignore[arg-type]
-                         t_reference=measurement_value(mr, unit), unit=unit, source="measured",  # type: ignore[arg-type]
+        return PerfTimes(t=_value(cand, unit), t_baseline=_value(mb, unit),
+                         t_reference=_value(mr, unit), unit=unit, source="measured",
                          noise=relative_noise(cand), noise_baseline=relative_noise(mb),
                          noise_reference=relative_noise(mr))
 
@@ -388,7 +397,9 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
             stopped.looks, stopped.kept = looks.tie.details(), looks.kept
             raise stopped from e
         if m.stopped:
-            stop_looks(looks, m.raw_samples[-1] if m.raw_samples else m.median, "the measurement's samples")  # type: ignore[arg-type]
+            spent = m.raw_samples[-1] if m.raw_samples else m.median
+            assert spent is not None  # (a measurement a look stopped has samples)
+            stop_looks(looks, spent, "the measurement's samples")
         return m
 
     def baseline_times(self, task: Task, stopped: BoundReached) -> PerfTimes:

@@ -378,7 +378,7 @@ class TimedReward(FinalReward, gym.utils.RecordConstructorArgs):
             events.append({"percentile": p, "rank": k, "pivot": pivot, "threshold": threshold,
                            "beats": won[pivot]})
         out["percentiles"] = events
-        return sum(e["beats"] for e in events) / len(events)  # type: ignore[misc]
+        return sum(1 for e in events if e["beats"]) / len(events)
 
     def _beats_threshold(self, bench: Bench, cand: PerfRuns, threshold: float, unit: str, metric: str,
                          out: dict) -> bool:

@@ -42,12 +42,12 @@ def make_stream(fd: int, write: bool, errors: str, line_buffering: bool, name: s
     import io  # noqa: PLC0415
     buf = open(fd, "wb" if write else "rb", buffering=-1, closefd=False)
     try:
-        buf.raw.name = name  # type: ignore[attr-defined]
+        buf.raw.name = name  # type: ignore[attr-defined]  # (a FileIO; typeshed's `raw` is a RawIOBase)
     except AttributeError:
         pass
     s = io.TextIOWrapper(buf, encoding="utf-8", errors=errors, newline="\n",
                          line_buffering=line_buffering, write_through=False)
-    s.mode = "w" if write else "r"  # type: ignore[misc]
+    s.mode = "w" if write else "r"  # type: ignore[misc]  # (as open() sets it; typeshed: read-only)
     return s
 
 
@@ -140,7 +140,7 @@ def python_process_state(argv: list[str], streams=None) -> None:
         sys.excepthook = sys.__excepthook__
     if streams is not None and (sys.stdout is not streams[1] or sys.__stderr__ is not streams[2]):
         sys.stdin, sys.stdout, sys.stderr = streams
-        sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams  # type: ignore[misc]
+        sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams  # type: ignore[misc]  # (typeshed: Final)
 
 
 def main_module(path: str, loader=None):
@@ -188,7 +188,7 @@ def run_python_main(path: str, argv: list[str], code, streams) -> int:
         if code is not None or source is not None:
             try:
                 if code is None:
-                    code = compile(source, path, "exec", dont_inherit=True)  # type: ignore[arg-type]
+                    code = compile(source or "", path, "exec", dont_inherit=True)  # (source: read above)
                 exec(code, main.__dict__)
             except SystemExit as e:
                 code_ = _exit_code_of(e)

@@ -62,17 +62,19 @@ class Watch:
         peak = 0
         deadline = self.start + wall
         next_mem = self.start + MEM_FIRST
+        pidfd: int | None = None
         try:
-            pidfd = os.pidfd_open(pid)
-            poller.register(pidfd, select.POLLIN)
+            fd = os.pidfd_open(pid)
+            poller.register(fd, select.POLLIN)
         except (OSError, AttributeError):
-            pidfd = None
+            pass
         else:
+            pidfd = fd
             # Most programs end within FIRST_WAIT with their output in the pipes: a first
             # wait for the exit alone, then one drain, spares the wakeups on each write,
             # which come while the program lives and copy every page this process
             # touches (a writer that fills a pipe meanwhile waits at most FIRST_WAIT).
-            first.register(pidfd, select.POLLIN)  # type: ignore[arg-type]
+            first.register(fd, select.POLLIN)
             exited = bool(first.poll(max(1, int(min(FIRST_WAIT, wall) * 1000))))
         while not exited:
             now = time.monotonic()
