@@ -28,7 +28,7 @@ try:  # the SDK (an absolute import: codegym.sandbox.docker is this package's ow
     import docker.errors
     import docker.types
 except ImportError:  # reported by DockerSandbox(): make_sandbox("docker") explains the fix
-    docker = None  # type: ignore[assignment]
+    docker = None
 
 from codegym.core.languages import SANDBOX_PATH
 from codegym.core.limits import Limits

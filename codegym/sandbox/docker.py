@@ -37,7 +37,7 @@ try:  # the SDK (an absolute import: this module itself is codegym.sandbox.docke
     import docker
     import docker.errors
 except ImportError:  # reported by DockerSandbox(): make_sandbox("docker") explains the fix
-    docker = None  # type: ignore[assignment]
+    docker = None
 
 from codegym.core.languages import get_language, python_path
 from codegym.core.limits import COMPILE_LIMITS, Limits
