@@ -166,6 +166,18 @@ def gap_of(task) -> float | None:
     return rec.ratio if rec is not None else None
 
 
+def process_setup(env, suite: str, tasks: list, run_id: str) -> float:
+    """Wall seconds of one reward that pays what a process pays once (the calibration workload,
+    the speed probe's reference): the reference solution of a task outside the sample (the last
+    one when the sample is the whole suite), so that no task's cold row carries them."""
+    chosen = {t.id for t in tasks}
+    others = [t for t in load_suite(suite) if t.id not in chosen] or tasks[-1:]
+    task = others[-1]
+    lang, files = candidate_files(task, "faster")
+    _, wall, _ = submit(env, task.id, lang, tagged(task, lang, files, f"setup {run_id}"))
+    return wall
+
+
 def per_task(args, run_id: str) -> list[dict]:
     rows = []
     serial = 0
@@ -175,6 +187,9 @@ def per_task(args, run_id: str) -> list[dict]:
         if args.tasks:
             tasks = [t for t in tasks if any(p in t.id for p in args.tasks)]
         tasks = tasks[: args.limit or None]
+        rows_setup = process_setup(env, suite, tasks, run_id)
+        print(f"[{suite}] process set-up: {rows_setup:.2f} s (one reward of a faster candidate of a task outside "
+              "the sample: the calibration workload and the speed probe's reference, once per process)", flush=True)
         for i, task in enumerate(tasks):
             row = {"suite": suite, "task": task.id, "language": task.language, "gap": gap_of(task), "load": [
                 os.getloadavg()[0]], "cands": []}
