@@ -103,7 +103,7 @@ def candidate_files(task, kind: str) -> tuple[str, dict[str, str]]:
         files[mf] = MutantAgent(kinds=["output"], seed=0).mutate(files[mf], lang, "output", task.kind == "stdio",
                                                                  task.entry_point)
         return lang, files
-    if not task.baseline_is_starter:
+    if task.baseline_name in task.solutions:  # (else the starter files are the baseline)
         lang, files = solution(task, task.baseline_name)
     else:
         lang, files = task.language, {k: str(v) for k, v in task.starter_files().items()}
