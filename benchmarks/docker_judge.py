@@ -14,7 +14,12 @@ backends interleave, in alternating order. Printed: tests/s per backend and work
 (median over rounds), p50 of one judge, and docker / local. The load average is printed
 too: on a shared machine the ratios measured in the same run are the meaningful part.
 
+``--backends local,docker,docker-attach`` adds the docker backend over its previous
+transport (the engine's attach socket, `DockerSandbox(transport="attach")`) to the same
+interleaved rounds: the transport's effect measured in one run.
+
     python benchmarks/docker_judge.py [--rounds 3] [--workloads one-test,stdio,cpp]
+                                      [--backends local,docker]
 """
 
 from __future__ import annotations
@@ -92,54 +97,81 @@ def run(sb, items: list[tuple]) -> tuple[float, int, float, dict]:
     return wall, sum(r.total for r in reps), statistics.median(times), verdicts
 
 
+BACKENDS = {"local": {}, "docker": {}, "docker-attach": {"transport": "attach"}}
+
+
+def make_backend(name: str):
+    """The sandbox of one backend name (`BACKENDS`), 2 workers."""
+    from codegym.sandbox import make_sandbox
+    from codegym.sandbox.local import LocalSandbox
+
+    if name == "local":
+        return LocalSandbox(workers=2)
+    return make_sandbox("docker", workers=2, **BACKENDS[name])
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--workloads", default="one-test,stdio,cpp")
+    ap.add_argument("--backends", default="local,docker", help=f"local first, then any of {list(BACKENDS)[1:]}")
     args = ap.parse_args(argv)
-    from codegym.sandbox import make_sandbox
-    from codegym.sandbox.local import LocalSandbox
-
     names = [w.strip() for w in args.workloads.split(",") if w.strip()]
-    local = LocalSandbox(workers=2)
-    docker = make_sandbox("docker", workers=2)
-    sbs = {"local": local, "docker": docker}
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    if backends[:1] != ["local"] or len(backends) < 2 or not set(backends) <= set(BACKENDS):
+        ap.error(f"--backends: local, then one or more of {list(BACKENDS)[1:]}")
+    sbs: dict = {}
+    try:
+        for b in backends:
+            sbs[b] = make_backend(b)
+        return _measure(sbs, names, args.rounds)
+    finally:
+        for sb in sbs.values():
+            sb.close()
+
+
+def _measure(sbs: dict, names: list[str], rounds: int) -> int:
     rates: dict[tuple[str, str], list[float]] = {}
     p50s: dict[tuple[str, str], list[float]] = {}
     bad: list[str] = []
     load0 = os.getloadavg()
     print(f"judge workloads, 2 threads on 2 workers; {os.cpu_count()} CPUs; load {load0[0]:.1f}", flush=True)
-    try:
-        with tempfile.TemporaryDirectory() as d:
-            folder = Path(d)
-            for w in names:  # warm-up: images, servers, the launcher's build
-                for sb in sbs.values():
-                    run(sb, workload(w, "warm", folder)[:4])
-            for k in range(args.rounds):
-                order = list(sbs) if k % 2 == 0 else list(sbs)[::-1]
-                for w in names:
-                    for backend in order:
-                        items = workload(w, f"r{k}{backend}", folder)
-                        wall, tests, p50, verdicts = run(sbs[backend], items)
-                        rates.setdefault((backend, w), []).append(tests / wall)
-                        p50s.setdefault((backend, w), []).append(p50)
-                        if set(verdicts) - {"accepted"}:
-                            bad.append(f"{backend} {w} round {k}: {verdicts}")
-                        print(f"  round {k + 1} {w:8s} {backend:6s} {tests / wall:8.1f} tests/s  p50 "
-                              f"{1000 * p50:7.1f} ms  load {os.getloadavg()[0]:.1f}", flush=True)
-    finally:
-        local.close()
-        docker.close()
-    print("\n| workload | local tests/s | docker tests/s | docker / local | local p50 ms | docker p50 ms |")
-    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as d:
+        folder = Path(d)
+        for w in names:  # warm-up: images, servers, the launcher's build
+            for sb in sbs.values():
+                run(sb, workload(w, "warm", folder)[:4])
+        for k in range(rounds):
+            order = list(sbs) if k % 2 == 0 else list(sbs)[::-1]
+            for w in names:
+                for backend in order:
+                    items = workload(w, f"r{k}{backend}", folder)
+                    wall, tests, p50, verdicts = run(sbs[backend], items)
+                    rates.setdefault((backend, w), []).append(tests / wall)
+                    p50s.setdefault((backend, w), []).append(p50)
+                    if set(verdicts) - {"accepted"}:
+                        bad.append(f"{backend} {w} round {k}: {verdicts}")
+                    print(f"  round {k + 1} {w:8s} {backend:13s} {tests / wall:8.1f} tests/s  p50 "
+                          f"{1000 * p50:7.1f} ms  load {os.getloadavg()[0]:.1f}", flush=True)
+    others = [b for b in sbs if b != "local"]
+    print("\n| workload | " + " | ".join(f"{b} tests/s" for b in sbs) + " | "
+          + " | ".join(f"{b} / local" for b in others) + " | " + " | ".join(f"{b} p50 ms" for b in sbs) + " |")
+    print("|---" * (2 * len(sbs) + len(others) + 1) + "|")
     worst = float("inf")
     for w in names:
-        lo, do = statistics.median(rates[("local", w)]), statistics.median(rates[("docker", w)])
-        worst = min(worst, do / lo)
-        print(f"| {w} | {lo:.1f} | {do:.1f} | {do / lo:.2f}x | {1000 * statistics.median(p50s[('local', w)]):.1f} "
-              f"| {1000 * statistics.median(p50s[('docker', w)]):.1f} |")
-    print(f"median of {args.rounds} rounds; load average {load0[0]:.1f} before, {os.getloadavg()[0]:.1f} after; "
-          f"docker transport {getattr(docker, 'transport', 'attach')}, stats: {dict(docker.stats)}")
+        med = {b: statistics.median(rates[(b, w)]) for b in sbs}
+        ratios = {b: med[b] / med["local"] for b in others}
+        # the target is the default docker backend's (any other one's when it is not measured)
+        worst = min(worst, ratios["docker"] if "docker" in ratios else min(ratios.values()))
+        print(f"| {w} | " + " | ".join(f"{med[b]:.1f}" for b in sbs) + " | "
+              + " | ".join(f"{ratios[b]:.2f}x" for b in others) + " | "
+              + " | ".join(f"{1000 * statistics.median(p50s[(b, w)]):.1f}" for b in sbs) + " |")
+    print(f"median of {rounds} rounds; load average {load0[0]:.1f} before, {os.getloadavg()[0]:.1f} after")
+    for b in others:  # (the rounds of a backend and of local ran next to each other)
+        print(f"{b} / local per round: " + "; ".join(
+            f"{w} " + ", ".join(f"{x / y:.2f}" for x, y in zip(rates[(b, w)], rates[("local", w)])) for w in names))
+    for b in others:
+        print(f"{b}: transport {getattr(sbs[b], 'transport', 'attach')}, stats {dict(sbs[b].stats)}")
     for b in bad:
         print(f"NOT ACCEPTED {b}")
     return 0 if worst >= 0.8 and not bad else 1
