@@ -11,8 +11,10 @@ workers (`LocalSandbox(workers=2)`, `make_sandbox("docker", workers=2)`):
 Every round makes its tasks and programs afresh (new task ids, a comment in each program),
 so builds, per-task work and container choice count in every round; the rounds of the two
 backends interleave, in alternating order. Printed: tests/s per backend and workload
-(median over rounds), p50 of one judge, and docker / local. The load average is printed
-too: on a shared machine the ratios measured in the same run are the meaningful part.
+(median over rounds), p50 of one judge, and docker / local: the median of the rounds'
+ratios (each docker round ran next to a local one), and every round's ratio. The load
+average is printed too: on a shared machine the ratios measured in the same run are the
+meaningful part.
 
 ``--backends local,docker,docker-attach`` adds the docker backend over its previous
 transport (the engine's attach socket, `DockerSandbox(transport="attach")`) to the same
@@ -160,13 +162,17 @@ def _measure(sbs: dict, names: list[str], rounds: int) -> int:
     worst = float("inf")
     for w in names:
         med = {b: statistics.median(rates[(b, w)]) for b in sbs}
-        ratios = {b: med[b] / med["local"] for b in others}
+        # the ratio of each round (a backend's round ran next to local's), its median: with
+        # the machine's load changing between rounds a ratio of the two medians can pair a
+        # busy round of one backend with a quiet one of the other
+        ratios = {b: statistics.median(x / y for x, y in zip(rates[(b, w)], rates[("local", w)]))
+                  for b in others}
         # the target is the default docker backend's (any other one's when it is not measured)
         worst = min(worst, ratios["docker"] if "docker" in ratios else min(ratios.values()))
         print(f"| {w} | " + " | ".join(f"{med[b]:.1f}" for b in sbs) + " | "
               + " | ".join(f"{ratios[b]:.2f}x" for b in others) + " | "
               + " | ".join(f"{1000 * statistics.median(p50s[(b, w)]):.1f}" for b in sbs) + " |")
-    print(f"median of {rounds} rounds; load average {load0[0]:.1f} before, {os.getloadavg()[0]:.1f} after")
+    print(f"tests/s and p50: median of {rounds} rounds; x / local: median of the rounds' ratios; load average {load0[0]:.1f} before, {os.getloadavg()[0]:.1f} after")
     for b in others:  # (the rounds of a backend and of local ran next to each other)
         print(f"{b} / local per round: " + "; ".join(
             f"{w} " + ", ".join(f"{x / y:.2f}" for x, y in zip(rates[(b, w)], rates[("local", w)])) for w in names))
