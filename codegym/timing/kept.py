@@ -98,6 +98,17 @@ def _entries(sandbox: Sandbox) -> dict:
         return _STORE.setdefault(sandbox, {})
 
 
+def _key_lock(sandbox: Sandbox, key: tuple) -> threading.Lock:
+    with _LOCK:
+        return _KEY_LOCKS.setdefault((id(sandbox), key), threading.Lock())
+
+
+def _how(entry: Kept, reused: bool, why: str) -> dict:
+    """How a kept value was had, for ``info``: reused?, why measured, age, uses, its slowness."""
+    return {"kept": reused, "why": why, "age_s": round(time.monotonic() - entry.taken_at, 3),
+            "uses": entry.uses, "speed": entry.speed}
+
+
 def forget_kept(sandbox: Sandbox | None = None) -> None:
     """Forget every kept measurement (of one sandbox, or of all)."""
     with _LOCK:
@@ -130,18 +141,14 @@ def keep(sandbox: Sandbox, key: tuple, compute: Callable[[], tuple[Any, float | 
     value and how it was had: ``{"kept": reused?, "why": why measured, "age_s", "uses",
     "speed": slowness when taken}``. An exception of `compute` is raised, nothing kept."""
     entries = _entries(sandbox)
-    with _LOCK:
-        lock = _KEY_LOCKS.setdefault((id(sandbox), key), threading.Lock())
-    with lock:
+    with _key_lock(sandbox, key):
         entry = entries.get(key)
         why = "first" if entry is None else stale(entry, speed_now, max_age_s, drift_limit)
-        reused = not why
-        if entry is None or not reused:
+        if entry is None or why:
             value, speed = compute()
             entry = entries[key] = Kept(value, speed, time.monotonic())
         entry.uses += 1
-        return entry.value, {"kept": reused, "why": why, "age_s": round(time.monotonic() - entry.taken_at, 3),
-                             "uses": entry.uses, "speed": entry.speed}
+        return entry.value, _how(entry, not why, why)
 
 
 def peek(sandbox: Sandbox, key: tuple, *, speed_now: float | None = None, max_age_s: float = MAX_AGE_S,
@@ -150,17 +157,14 @@ def peek(sandbox: Sandbox, key: tuple, *, speed_now: float | None = None, max_ag
     `speed_now` (a stale one is forgotten), else None; and how: ``{"kept", "why", "age_s",
     "uses", "speed"}`` as `keep` says it. Nothing is measured (`extend` adds to it)."""
     entries = _entries(sandbox)
-    with _LOCK:
-        lock = _KEY_LOCKS.setdefault((id(sandbox), key), threading.Lock())
-    with lock:
+    with _key_lock(sandbox, key):
         entry = entries.get(key)
         why = "first" if entry is None else stale(entry, speed_now, max_age_s, drift_limit)
-        if why or entry is None:
+        if entry is None or why:
             entries.pop(key, None)
             return None, {"kept": False, "why": why, "age_s": 0.0, "uses": 1, "speed": None}
         entry.uses += 1
-        return entry.value, {"kept": True, "why": "", "age_s": round(time.monotonic() - entry.taken_at, 3),
-                             "uses": entry.uses, "speed": entry.speed}
+        return entry.value, _how(entry, True, "")
 
 
 def extend(sandbox: Sandbox, key: tuple, merge: Callable[[Any], tuple[Any, float | None]]) -> Any:
@@ -169,9 +173,7 @@ def extend(sandbox: Sandbox, key: tuple, merge: Callable[[Any], tuple[Any, float
     A new entry is taken now; an extended one keeps its age (the age bound counts from its
     first part). Returns the value kept."""
     entries = _entries(sandbox)
-    with _LOCK:
-        lock = _KEY_LOCKS.setdefault((id(sandbox), key), threading.Lock())
-    with lock:
+    with _key_lock(sandbox, key):
         entry = entries.get(key)
         value, speed = merge(None if entry is None else entry.value)
         if entry is None:
@@ -238,17 +240,31 @@ def measure_passes(sandbox: Sandbox, build: Build, inputs: Sequence[RunRequest |
     ones, each divided by the slowness `probes` probe runs read right after it (their
     median: one ~8 ms probe run alone is noisier than a pass). Raises `PassFailed` when a
     run fails or its output is rejected."""
-    s = Sampler(sandbox, build, as_requests(inputs), metric, limits, verify)
-    probed = probe_applies(sandbox, metric)
+    take = pass_taker(sandbox, build, inputs, metric, limits, verify, probes)
     out = Passes(metric)
     for i in range(max(0, warmups) + max(1, n)):
+        raw, speed = take()
+        if i >= warmups:
+            out.add(raw, speed)
+    return out
+
+
+def pass_taker(sandbox: Sandbox, build: Build, inputs: Sequence[RunRequest | str | bytes] | None,
+               metric: str = "cpu", limits: Limits | None = None, verify: Verifier | None = None,
+               probes: int = SPEED_PROBES) -> Callable[[], tuple[float, float | None]]:
+    """``take() -> (raw seconds, slowness right after)`` of one concurrent pass of `build`
+    over `inputs` (`Sampler.concurrent_pass`; the slowness the median of `probes` probe runs,
+    None where the probe does not apply). Raises `PassFailed` when a run fails or its output
+    is rejected."""
+    s = Sampler(sandbox, build, as_requests(inputs), metric, limits, verify)
+    probed = probe_applies(sandbox, metric)
+
+    def take() -> tuple[float, float | None]:
         v = s.concurrent_pass()
         if v is None:
             raise PassFailed(s.failure, s.error or "a run failed")
-        if i < warmups:
-            continue
-        out.add(v, slowness_now(sandbox, metric, runs=probes) if probed else None)
-    return out
+        return v, slowness_now(sandbox, metric, runs=probes) if probed else None
+    return take
 
 
 class KeptPasses:

@@ -1,7 +1,7 @@
 """The baseline kept per task, and the looks that stop a near-tie against it.
 
 `kept_passes` is the task's baseline on its perf split in concurrent passes, as the judge
-runs a split (`codegym.timing.kept.measure_passes`), kept per sandbox and task by
+runs a split (`codegym.timing.kept.pass_taker`), kept per sandbox and task by
 `codegym.timing.kept.keep`: measured once, reused by every later submission of the task
 (the envs of a vector env, `collect`, `codegym eval`, `codegym serve` share the process's
 sandbox), taken again when the machine's speed moved beyond what the probe corrects or
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -24,7 +24,17 @@ from codegym.judge.perf import PerfRuns, Unscorable, perf_workload
 from codegym.sandbox.types import Sandbox
 from codegym.tasks.schema import Task
 from codegym.timing.calibration import calibration_factor
-from codegym.timing.kept import FUTILITY_ALPHA, KEPT_PASSES, MAX_LOOKS, KeptPasses, NearTie, Reference, slowness_now
+from codegym.timing.kept import (
+    FUTILITY_ALPHA,
+    KEPT_PASSES,
+    MAX_LOOKS,
+    KeptPasses,
+    NearTie,
+    PassFailed,
+    Reference,
+    pass_taker,
+    slowness_now,
+)
 from codegym.timing.measurement import Sampler
 from codegym.timing.probe import reference as probe_reference
 from codegym.wrappers.bound import BoundReached, SlowBound, bound_failure, bounded_workload, judged_seconds
@@ -51,18 +61,17 @@ def kept_passes(task: Task, sandbox: Sandbox, settings: TimingSettings, speed_no
     metric = settings.metric_for(task)
     name = task.baseline_name
     key = ("passes", task.content_hash, name, metric)
-    sampler: list[Sampler] = []
+    taker: list[Callable[[], tuple[float, float | None]]] = []  # made at the first pass (builds the baseline)
 
     def take() -> tuple[float, float | None]:
-        if not sampler:
+        if not taker:
             lang, files = solution_files(task, name)
             wl = perf_workload(task, files, lang, sandbox)
-            sampler.append(Sampler(sandbox, wl.build, wl.inputs, metric, wl.limits, wl.verify))
-        s = sampler[0]
-        v = s.concurrent_pass()
-        if v is None:  # the task's own baseline failed: a broken task, not a verdict
-            raise Unscorable(f"the task's {name!r} solution failed a timed run: {s.error or 'a run failed'}")
-        return v, slowness_now(sandbox, metric)
+            taker.append(pass_taker(sandbox, wl.build, wl.inputs, metric, wl.limits, wl.verify))
+        try:
+            return taker[0]()
+        except PassFailed as e:  # the task's own baseline failed: a broken task, not a verdict
+            raise Unscorable(f"the task's {name!r} solution failed a timed run: {e}") from e
 
     return KeptPasses(sandbox, key, metric, take, speed_now=speed_now or slowness_now(sandbox, metric),
                       target=target)
