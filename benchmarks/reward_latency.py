@@ -144,6 +144,8 @@ def how_decided(info: dict) -> str:
     b = st.get("bound") or {}
     if b:
         return b.get("rule") or "bound"
+    if (st.get("times") or {}).get("source") == "looks":
+        return "looks"  # a near-tie the looks did not decide, scored from them
     return "measured"
 
 

@@ -424,14 +424,14 @@ class DockerSandbox(ServerSandbox[ContainerSlot]):
         return super().run_many(build, requests, limits=limits, stop=stop)
 
     def _stream(self, build: Build, requests: Sequence[RunRequest], limits: Limits | None,
-                claim: Callable[[], int | None], done: Callable[[int, ExecResult], None]) -> None:
+                claim: Callable[..., int | None], done: Callable[[int, ExecResult], None]) -> None:
         img, scope = self._key_of(build)
         assert img is not None  # (run_many)
         base = limits or Limits()
 
-        def keyed_claim() -> int | None:
+        def keyed_claim(ahead: bool = False) -> int | None:
             # the stream takes and fits its slot for the request it claimed last
-            i = claim()
+            i = claim(ahead=ahead)
             if i is not None:
                 self._tl.want = Want(img, scope, (requests[i].limits or base).memory_mb)
             return i

@@ -253,7 +253,7 @@ class ServerSandbox(Sandbox, Generic[S]):
                                       serve=lambda claim, done: self._stream(build, requests, limits, claim, done))
 
     def _stream(self, build: Build, requests: Sequence[RunRequest], limits: Limits | None,
-                claim: Callable[[], int | None], done: Callable[[int, ExecResult], None]) -> None:
+                claim: Callable[..., int | None], done: Callable[[int, ExecResult], None]) -> None:
         """Run claimed requests on one slot, the next ones already written to its pipe
         (`RequestStream`)."""
         RequestStream(self, build, requests, limits, claim, done).run()
@@ -302,7 +302,7 @@ class RequestStream:
     """
 
     def __init__(self, sb: ServerSandbox, build: Build, requests: Sequence[RunRequest], limits: Limits | None,
-                 claim: Callable[[], int | None], done: Callable[[int, ExecResult], None]):
+                 claim: Callable[..., int | None], done: Callable[[int, ExecResult], None]):
         self.sb, self.build, self.requests, self.limits = sb, build, requests, limits
         self.claim, self.done = claim, done
         self.queued: collections.deque = collections.deque()  # (index, header, blobs, limits)
@@ -329,10 +329,11 @@ class RequestStream:
         """Run one request on some slot, with `_dispatch`'s retries."""
         self.done(entry[0], self.sb._dispatch(entry[1], entry[2], entry[3], "run", first_attempt=first_attempt)[0])
 
-    def claim_next(self) -> bool:
-        """Claim the next request into `nxt` (if none is waiting there); False: none is left."""
+    def claim_next(self, ahead: bool = False) -> bool:
+        """Claim the next request into `nxt` (if none is waiting there); False: none is left
+        (or, `ahead` of a queued one, none is to be queued now: `Sandbox._run_many_threads`)."""
         while self.nxt is None:
-            i = self.claim()
+            i = self.claim(ahead=ahead)
             if i is None:
                 return False
             req = self.requests[i]
@@ -361,7 +362,7 @@ class RequestStream:
     def fill(self) -> None:
         """Send claimed requests until `pipeline` of them wait on the slot."""
         sb = self.sb
-        while len(self.queued) < sb.pipeline and self.claim_next():
+        while len(self.queued) < sb.pipeline and self.claim_next(ahead=bool(self.queued)):
             nxt = self.nxt
             assert nxt is not None  # (claimed)
             lim = nxt[3]

@@ -149,25 +149,30 @@ class Sandbox(abc.ABC):
     def _run_many_threads(self, build: Build, requests: Sequence[RunRequest], limits: Limits | None,
                           stop: Callable[[int, ExecResult], bool] | None, workers: int,
                           name: str = "codegym-run-many",
-                          serve: Callable[[Callable[[], int | None], Callable[[int, ExecResult], None]], None]
+                          serve: Callable[[Callable[..., int | None], Callable[[int, ExecResult], None]], None]
                           | None = None) -> list[ExecResult | None]:
         """`run_many` by `workers` threads (the caller's thread is one of them): requests
         start in order, `stop` is called for every finished request (also those that
         finish after a stop), an exception in any thread is raised here.
 
         Each thread runs ``serve(claim, done)``: `claim()` gives the index of the next
-        request to start (None: no more), `done(i, result)` records one.  The default
-        serves claimed requests one at a time with `self.run`."""
+        request to start (None: no more), `done(i, result)` records one;
+        ``claim(ahead=True)`` claims one to queue behind a request the thread still runs,
+        granted only while at least one request per thread is left unclaimed (None: not
+        now) -- the last few requests go to threads that are free, not into one queue
+        while another thread idles.  The default serves claimed requests one at a time
+        with `self.run`."""
         n = len(requests)
         results: list[ExecResult | None] = [None] * n
         if n == 0:
             return results
         state: dict[str, Any] = {"next": 0, "stop": False, "error": None}
         lock = threading.Lock()
+        k = min(n, max(1, workers))
 
-        def claim() -> int | None:
+        def claim(ahead: bool = False) -> int | None:
             with lock:
-                if state["stop"] or state["next"] >= n:
+                if state["stop"] or state["next"] >= n or (ahead and n - state["next"] < k):
                     return None
                 state["next"] += 1
                 return state["next"] - 1
@@ -197,7 +202,6 @@ class Sandbox(abc.ABC):
                     state["stop"] = True
                     state["error"] = state["error"] or e
 
-        k = min(n, max(1, workers))
         threads = [threading.Thread(target=worker, name=f"{name}-{j}", daemon=True) for j in range(k - 1)]
         for t in threads:
             t.start()

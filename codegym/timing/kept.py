@@ -28,7 +28,7 @@ from codegym.core.limits import Limits
 from codegym.sandbox.types import Build, RunRequest, Sandbox
 from codegym.timing.measurement import Measurement, Sampler, Verifier, as_requests
 from codegym.timing.metrics import DEFAULT_MIN_WORTH
-from codegym.timing.probe import probe_applies, probe_run, reference
+from codegym.timing.probe import SPEED_PROBES, SpeedTrack, probe_applies
 from codegym.timing.sequential import futility_log_wealth
 
 #: a kept measurement is taken again after this many seconds (the machine's state drifts
@@ -37,8 +37,6 @@ MAX_AGE_S = 600.0
 #: ... or when the machine's speed moved by more than this since it was taken: the probe's
 #: correction was shown on drifts up to ~10 % (docs/timing.md, "Drift"); beyond, measure again
 DRIFT_LIMIT = 0.10
-#: probe runs of one reading of the machine's speed (their median)
-SPEED_PROBES = 3
 #: concurrent passes of a kept baseline: `measure_passes` takes them after one discarded
 #: warm-up; `KeptPasses` reaches them one pass per look, seeded by the first submissions
 KEPT_PASSES = 5
@@ -47,31 +45,23 @@ KEPT_PASSES = 5
 #: (passes of the suites' baselines, drift-corrected: 1.3-4.7 %, docs/timing.md)
 PASS_PRIOR = 0.03
 PRIOR_PASSES = 1.0
+#: ... until the sandbox's kept pools show it: their pooled spread (`pass_spread`) takes
+#: PASS_PRIOR's place from LEARNED_MIN_DOF degrees of freedom on, with the weight of
+#: LEARNED_PASSES passes (one machine's passes spread alike: a pool of one or two passes
+#: borrows what the others show, smaller on a quiet machine, larger on a loaded one)
+LEARNED_MIN_DOF = 6
+LEARNED_PASSES = 2.0
 #: the futility rule's level: the chance of stopping a candidate that was in fact
 #: `min_worth` faster (much less for a faster one: docs/timing.md, "Near-ties")
 FUTILITY_ALPHA = 0.10
 #: looks at a candidate's concurrent passes (its judged perf split first) before it is measured
 MAX_LOOKS = 4
+#: the noise of a near-tie its looks did not decide (`looked_times`), in scales of its median's error
+UNDECIDED_Z = 3.0
 #: smallest noise scale (log) a reference claims: timings are not resolved below ~1 %
 MIN_SCALE = 0.01
 #: a look this many scales beyond the worth boundary ends the looks (`NearTie.clear`)
 CLEAR_SCALES = 3.0
-
-
-# =========================================================================== the machine's speed now
-
-
-def slowness_now(sandbox: Sandbox, metric: str, runs: int = SPEED_PROBES) -> float | None:
-    """The machine's slowness now (1: the sandbox's reference speed; 1.05: 5 % slower):
-    the median of `runs` probe runs over the probe's reference. None where the probe does
-    not apply (instruction counts, a remote backend) or fails."""
-    if not probe_applies(sandbox, metric):
-        return None
-    try:
-        ref = reference(sandbox, metric)[0]
-        return float(statistics.median(probe_run(sandbox, metric) for _ in range(max(1, runs)))) / ref
-    except Exception:  # noqa: BLE001 -- a broken probe: the caller goes on uncorrected
-        return None
 
 
 # =========================================================================== the store
@@ -87,6 +77,9 @@ class Kept:
     taken_at: float
     uses: int = 0
 
+
+#: a reading of the machine's slowness now (`codegym.timing.probe.slowness_now`)
+Reading = Callable[[], "float | None"]
 
 _STORE: weakref.WeakKeyDictionary[Sandbox, dict] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
@@ -131,9 +124,21 @@ def stale(entry: Kept, speed_now: float | None, max_age_s: float = MAX_AGE_S,
     return ""
 
 
+def _stale(entry: Kept, speed_now: float | None, max_age_s: float, drift_limit: float,
+           recheck: Reading | None) -> str:
+    """`stale`, with a drift seen in one reading read twice more (`recheck`) and judged on
+    the median of the three: one probe reading alone is sometimes far off (a burst of
+    another tenant), and a pool dropped for it costs the next submissions a cold start."""
+    why = stale(entry, speed_now, max_age_s, drift_limit)
+    if why and recheck is not None and speed_now and not stale(entry, None, max_age_s, drift_limit):
+        again = [speed_now] + [x for x in (recheck(), recheck()) if x]
+        why = stale(entry, float(statistics.median(again)), max_age_s, drift_limit)
+    return why
+
+
 def keep(sandbox: Sandbox, key: tuple, compute: Callable[[], tuple[Any, float | None]], *,
          speed_now: float | None = None, max_age_s: float = MAX_AGE_S,
-         drift_limit: float = DRIFT_LIMIT) -> tuple[Any, dict]:
+         drift_limit: float = DRIFT_LIMIT, recheck: Reading | None = None) -> tuple[Any, dict]:
     """The value kept for `key` in `sandbox`, measured (``compute() -> (value, slowness)``)
     when there is none or it is `stale` at the machine's slowness `speed_now`.
 
@@ -143,7 +148,7 @@ def keep(sandbox: Sandbox, key: tuple, compute: Callable[[], tuple[Any, float | 
     entries = _entries(sandbox)
     with _key_lock(sandbox, key):
         entry = entries.get(key)
-        why = "first" if entry is None else stale(entry, speed_now, max_age_s, drift_limit)
+        why = "first" if entry is None else _stale(entry, speed_now, max_age_s, drift_limit, recheck)
         if entry is None or why:
             value, speed = compute()
             entry = entries[key] = Kept(value, speed, time.monotonic())
@@ -152,14 +157,14 @@ def keep(sandbox: Sandbox, key: tuple, compute: Callable[[], tuple[Any, float | 
 
 
 def peek(sandbox: Sandbox, key: tuple, *, speed_now: float | None = None, max_age_s: float = MAX_AGE_S,
-         drift_limit: float = DRIFT_LIMIT) -> tuple[Any, dict]:
+         drift_limit: float = DRIFT_LIMIT, recheck: Reading | None = None) -> tuple[Any, dict]:
     """The value kept for `key` in `sandbox` while it is not `stale` at the slowness
     `speed_now` (a stale one is forgotten), else None; and how: ``{"kept", "why", "age_s",
     "uses", "speed"}`` as `keep` says it. Nothing is measured (`extend` adds to it)."""
     entries = _entries(sandbox)
     with _key_lock(sandbox, key):
         entry = entries.get(key)
-        why = "first" if entry is None else stale(entry, speed_now, max_age_s, drift_limit)
+        why = "first" if entry is None else _stale(entry, speed_now, max_age_s, drift_limit, recheck)
         if entry is None or why:
             entries.pop(key, None)
             return None, {"kept": False, "why": why, "age_s": 0.0, "uses": 1, "speed": None}
@@ -191,7 +196,7 @@ class Passes:
     """Concurrent passes of one build over its inputs (`measure_passes`).
 
     seconds  per pass, the sum of the per-run metric divided by the machine's slowness
-             right after it (seconds at the sandbox's reference speed; raw when not probed)
+             over it (`SpeedTrack`; seconds at the sandbox's reference speed; raw when not probed)
     raw      the same as timed
     speeds   per pass, the slowness the probe read (empty when not probed)
     """
@@ -210,7 +215,7 @@ class Passes:
         return float(statistics.median(self.speeds)) if self.speeds else None
 
     def add(self, raw: float, speed: float | None) -> Passes:
-        """One more pass: `raw` seconds as timed, `speed` the slowness read right after it."""
+        """One more pass: `raw` seconds as timed, `speed` the slowness over it (`SpeedTrack`)."""
         self.raw.append(float(raw))
         if speed:
             self.speeds.append(float(speed))
@@ -237,9 +242,9 @@ def measure_passes(sandbox: Sandbox, build: Build, inputs: Sequence[RunRequest |
                    verify: Verifier | None = None, probes: int = SPEED_PROBES) -> Passes:
     """`n` concurrent passes of `build` over `inputs` (`Sampler.concurrent_pass`: all inputs
     at once on the sandbox's slots, as the judge runs them), after `warmups` discarded
-    ones, each divided by the slowness `probes` probe runs read right after it (their
-    median: one ~8 ms probe run alone is noisier than a pass). Raises `PassFailed` when a
-    run fails or its output is rejected."""
+    ones, each divided by the machine's slowness over it (`SpeedTrack`: the median of the
+    probe runs of the last few readings, `probes` runs each, one after every pass).
+    Raises `PassFailed` when a run fails or its output is rejected."""
     take = pass_taker(sandbox, build, inputs, metric, limits, verify, probes)
     out = Passes(metric)
     for i in range(max(0, warmups) + max(1, n)):
@@ -251,19 +256,24 @@ def measure_passes(sandbox: Sandbox, build: Build, inputs: Sequence[RunRequest |
 
 def pass_taker(sandbox: Sandbox, build: Build, inputs: Sequence[RunRequest | str | bytes] | None,
                metric: str = "cpu", limits: Limits | None = None, verify: Verifier | None = None,
-               probes: int = SPEED_PROBES) -> Callable[[], tuple[float, float | None]]:
-    """``take() -> (raw seconds, slowness right after)`` of one concurrent pass of `build`
-    over `inputs` (`Sampler.concurrent_pass`; the slowness the median of `probes` probe runs,
-    None where the probe does not apply). Raises `PassFailed` when a run fails or its output
-    is rejected."""
+               probes: int = SPEED_PROBES, track: SpeedTrack | None = None
+               ) -> Callable[[], tuple[float, float | None]]:
+    """``take() -> (raw seconds, slowness over it)`` of one concurrent pass of `build` over
+    `inputs` (`Sampler.concurrent_pass`; the slowness read by `track` -- a reading of
+    `probes` probe runs after each pass, the median over the last few -- None where the
+    probe does not apply). Passes of several takers put side by side share one `track`.
+    Raises `PassFailed` when a run fails or its output is rejected."""
     s = Sampler(sandbox, build, as_requests(inputs), metric, limits, verify)
+    tr = track if track is not None else SpeedTrack(sandbox, metric, probes)
     probed = probe_applies(sandbox, metric)
 
     def take() -> tuple[float, float | None]:
+        if probed:
+            tr.start()
         v = s.concurrent_pass()
         if v is None:
             raise PassFailed(s.failure, s.error or "a run failed")
-        return v, slowness_now(sandbox, metric, runs=probes) if probed else None
+        return v, tr.after() if probed else None
     return take
 
 
@@ -273,18 +283,18 @@ class KeptPasses:
 
     The passes kept for `key` are read at once (`peek`: gone when stale); while there are
     fewer than `target`, `grow` takes one more with `take` -- ``() -> (raw seconds, slowness
-    right after)`` -- and adds it to the kept ones (`extend`: every concurrent user adds to
+    over it)`` -- and adds it to the kept ones (`extend`: every concurrent user adds to
     the same pool). A look's reference is the kept passes taken *before* the candidate's
-    observation, their spread shrunk toward PASS_PRIOR (`Reference.of_passes`), so the
+    observation, their spread shrunk toward `pass_prior` (`Reference.of_passes`), so the
     first submission of a task pays one baseline pass, not `target` passes and a warm-up up
     front. docs/timing.md ("Kept measurements") says why that is sound."""
 
     def __init__(self, sandbox: Sandbox, key: tuple, metric: str, take: Callable[[], tuple[float, float | None]],
                  *, speed_now: float | None = None, target: int = KEPT_PASSES, max_age_s: float = MAX_AGE_S,
-                 drift_limit: float = DRIFT_LIMIT):
+                 drift_limit: float = DRIFT_LIMIT, recheck: Reading | None = None):
         self.sandbox, self.key, self.metric, self.take, self.target = sandbox, key, metric, take, int(target)
         self.passes, self.how = peek(sandbox, key, speed_now=speed_now, max_age_s=max_age_s,
-                                     drift_limit=drift_limit)
+                                     drift_limit=drift_limit, recheck=recheck)
         self.added = 0
 
     @property
@@ -308,13 +318,41 @@ class KeptPasses:
         return self.passes
 
     def reference(self) -> Reference:
+        """The kept passes as a look's reference, their spread shrunk toward `pass_prior`."""
         if self.passes is None:
             raise ValueError("no pass kept yet: grow first")
-        return Reference.of_passes(self.passes)
+        prior, weight = pass_prior(self.sandbox)
+        return Reference.of_passes(self.passes, prior, weight)
 
     def details(self) -> dict:
         """How the passes were had, for ``info``: `peek`'s dict, the passes now, how many this user added."""
         return {**self.how, "passes": self.n, "added": self.added}
+
+
+def pass_spread(sandbox: Sandbox) -> tuple[float | None, int]:
+    """The spread (log sd) of one concurrent pass pooled over every pool of passes kept in
+    `sandbox` (each around its own mean), and its degrees of freedom (None, 0 without any)."""
+    with _LOCK:
+        kept = list(_STORE.get(sandbox, {}).values())
+    ss, dof = 0.0, 0
+    for entry in kept:
+        p = entry.value
+        logs = [math.log(x) for x in p.seconds if x > 0] if isinstance(p, Passes) else []
+        if len(logs) > 1:
+            mean = statistics.fmean(logs)
+            ss += sum((x - mean) ** 2 for x in logs)
+            dof += len(logs) - 1
+    return (math.sqrt(ss / dof) if dof else None), dof
+
+
+def pass_prior(sandbox: Sandbox) -> tuple[float, float]:
+    """(spread, weight in passes) a pool of `sandbox` is shrunk toward: the pooled
+    `pass_spread` once it has LEARNED_MIN_DOF degrees of freedom (at least MIN_SCALE),
+    PASS_PRIOR before."""
+    sd, dof = pass_spread(sandbox)
+    if sd is None or dof < LEARNED_MIN_DOF:
+        return PASS_PRIOR, PRIOR_PASSES
+    return max(MIN_SCALE, sd), LEARNED_PASSES
 
 
 # =========================================================================== near-ties
@@ -327,30 +365,38 @@ class Reference:
     it -- the spread of one pass and the error of the kept median together,
     ``hypot(sd, sqrt(pi / 2) * sd / sqrt(n))`` (the median of n passes), at least MIN_SCALE.
     With a `prior` spread, sd is the samples' own shrunk toward it,
-    ``sqrt((PRIOR_PASSES prior**2 + (n - 1) sd**2) / (PRIOR_PASSES + n - 1))``: one or two
-    passes do not show their spread (one shows none)."""
+    ``sqrt((w prior**2 + (n - 1) sd**2) / (w + n - 1))`` with the prior's weight w in passes
+    (PRIOR_PASSES by default): one or two passes do not show their spread (one shows none)."""
 
     median: float
     scale: float
     n: int
+    #: the spread (log) of one sample, shrunk toward the prior when one was given
+    sd: float = 0.0
+
+    @property
+    def error(self) -> float:
+        """The noise scale (log) of the median itself: ``sqrt(pi / 2) * sd / sqrt(n)``."""
+        return self.sd * math.sqrt(math.pi / 2 / self.n)
 
     @classmethod
     def of_samples(cls, samples: Sequence[float], median: float | None = None,
-                   prior: float | None = None) -> Reference:
+                   prior: float | None = None, prior_weight: float = PRIOR_PASSES) -> Reference:
         logs = [math.log(x) for x in samples if x > 0]
         if not logs:
             raise ValueError("a reference needs positive samples")
         sd = statistics.stdev(logs) if len(logs) > 1 else 0.0
         if prior is not None:
             dof = len(logs) - 1
-            sd = math.sqrt((PRIOR_PASSES * prior ** 2 + dof * sd ** 2) / (PRIOR_PASSES + dof))
+            sd = math.sqrt((prior_weight * prior ** 2 + dof * sd ** 2) / (prior_weight + dof))
         se = sd * math.sqrt(math.pi / 2 / len(logs))
         med = float(statistics.median(samples)) if median is None else float(median)
-        return cls(median=med, scale=max(MIN_SCALE, math.hypot(sd, se)), n=len(logs))
+        return cls(median=med, scale=max(MIN_SCALE, math.hypot(sd, se)), n=len(logs), sd=sd)
 
     @classmethod
-    def of_passes(cls, p: Passes, prior: float | None = PASS_PRIOR) -> Reference:
-        return cls.of_samples(p.seconds, prior=prior)
+    def of_passes(cls, p: Passes, prior: float | None = PASS_PRIOR,
+                  prior_weight: float = PRIOR_PASSES) -> Reference:
+        return cls.of_samples(p.seconds, prior=prior, prior_weight=prior_weight)
 
     @classmethod
     def of_measurement(cls, m: Measurement) -> Reference:
@@ -426,3 +472,15 @@ class NearTie:
                 "bound": self.bound, "stopped": self.stopped}
 
 
+def looked_times(tie: NearTie, ref: Reference, prior: float = PASS_PRIOR, prior_weight: float = PRIOR_PASSES,
+                 z: float = UNDECIDED_Z) -> tuple[float, float, float, float]:
+    """(t, t_baseline, noise, noise_baseline) of a near-tie its looks did not decide: the
+    median of its looks and the kept baseline's median `ref` (seconds at the reference
+    speed), each with the relative noise of its median, `z` scales (`Reference.error`; the
+    looks' spread shrunk toward `prior` as the kept passes' is, `pass_prior`). `z` is wider
+    than a confidence interval's: a tie gets here because its looks came out fast (with
+    the slow bound at 1, none was slower than the kept median), a selected sample."""
+    if not tie.looks:
+        raise ValueError("no looks to score")
+    cand = Reference.of_samples([lk.seconds for lk in tie.looks], prior=prior, prior_weight=prior_weight)
+    return cand.median, ref.median, z * cand.error, z * ref.error

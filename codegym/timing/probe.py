@@ -6,11 +6,13 @@ inputs and divides each sample by the machine's current speed: the probe's time 
 over its reference time in this sandbox (`reference`, taken once per process together
 with the calibration workload, so a drift-corrected median is also in calibration units).
 The probe is native (C) where the sandbox can compile it, else the calibration workload.
-docs/timing.md shows the data for it.
+`slowness_now` is one reading of the machine's speed, `SpeedTrack` its reading over
+consecutive passes. docs/timing.md shows the data for it.
 """
 
 from __future__ import annotations
 
+import collections
 import os
 import statistics
 import threading
@@ -21,6 +23,11 @@ from codegym.core.limits import Limits
 from codegym.sandbox.types import Build, Sandbox
 from codegym.timing.calibration import calibration_workload
 from codegym.timing.load import runs_here
+
+#: probe runs of one reading of the machine's speed (their median)
+SPEED_PROBES = 3
+#: readings a `SpeedTrack` takes the median over (the last ones)
+TRACK_READINGS = 4
 
 #: a mix of integer work, branches and table accesses that stay in the L2 cache; not the
 #: shape of any program in particular (the benchmarks time other programs with it)
@@ -150,3 +157,55 @@ def speeds(probes: list[float], probe_ref: float, smooth: int = SMOOTH) -> list[
     return out
 
 
+def probe_slowness(sandbox: Sandbox, metric: str, runs: int = SPEED_PROBES) -> list[float]:
+    """`runs` probe runs now, each over the probe's reference (the machine's slowness per
+    run); empty where the probe does not apply (instruction counts, a remote backend) or fails."""
+    if not probe_applies(sandbox, metric):
+        return []
+    try:
+        ref = reference(sandbox, metric)[0]
+        return [probe_run(sandbox, metric) / ref for _ in range(max(1, runs))]
+    except Exception:  # noqa: BLE001 -- a broken probe: the caller goes on uncorrected
+        return []
+
+
+def slowness_now(sandbox: Sandbox, metric: str, runs: int = SPEED_PROBES) -> float | None:
+    """The machine's slowness now (1: the sandbox's reference speed; 1.05: 5 % slower):
+    the median of `runs` probe runs over the probe's reference. None where the probe does
+    not apply (instruction counts, a remote backend) or fails."""
+    xs = probe_slowness(sandbox, metric, runs)
+    return float(statistics.median(xs)) if xs else None
+
+
+class SpeedTrack:
+    """The machine's slowness over a run of consecutive passes (a reward's looks, a kept
+    baseline's passes): one reading of `runs` probe runs before the first pass and one
+    after each pass, the slowness of a pass the median of the runs of the last `window`
+    readings (the one right after it included).
+
+    One reading right after a pass is a poor correction on a machine that is not drifting
+    (benchmarks: passes' spread 1-3 % raw, up to 7 % so corrected): the first probe runs
+    after a pass read 3-19 % slow (what the pass leaves behind), and a burst of another
+    tenant moves an ~8 ms probe run more than a pass of a second. The window's median
+    spreads as little as the raw passes, quiet or with a bursty neighbour, and still
+    follows a drift that lasts longer than a few passes (docs/timing.md, "Drift")."""
+
+    def __init__(self, sandbox: Sandbox, metric: str, runs: int = SPEED_PROBES, window: int = TRACK_READINGS):
+        self.sandbox, self.metric, self.runs = sandbox, metric, runs
+        self.readings: collections.deque[list[float]] = collections.deque(maxlen=max(1, window))
+
+    def _median(self) -> float | None:
+        runs = [x for r in self.readings for x in r]
+        return float(statistics.median(runs)) if runs else None
+
+    def start(self) -> float | None:
+        """The slowness before the first pass (read now when nothing is read yet)."""
+        if not self.readings:
+            self.readings.append(probe_slowness(self.sandbox, self.metric, self.runs))
+        return self._median()
+
+    def after(self) -> float | None:
+        """The slowness of the pass that just ended: one more reading, and the median of the window's runs."""
+        self.start()
+        self.readings.append(probe_slowness(self.sandbox, self.metric, self.runs))
+        return self._median()

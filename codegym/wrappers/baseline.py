@@ -33,9 +33,9 @@ from codegym.timing.kept import (
     PassFailed,
     Reference,
     pass_taker,
-    slowness_now,
 )
 from codegym.timing.measurement import Sampler
+from codegym.timing.probe import SpeedTrack, slowness_now
 from codegym.timing.probe import reference as probe_reference
 from codegym.wrappers.bound import BoundReached, SlowBound, bound_failure, bounded_workload, judged_seconds
 from codegym.wrappers.measure import (
@@ -53,11 +53,12 @@ CLEAR_FACTOR = 2.0
 
 
 def kept_passes(task: Task, sandbox: Sandbox, settings: TimingSettings, speed_now: float | None = None,
-                *, target: int = KEPT_PASSES) -> KeptPasses:
+                *, target: int = KEPT_PASSES, track: SpeedTrack | None = None) -> KeptPasses:
     """The task's baseline on its perf split in concurrent passes, kept per sandbox and task
     (`codegym.timing.kept.KeptPasses`): what is kept now (possibly fewer than `target`
     passes, or none), and `grow` to add one (raises `Unscorable` when the baseline cannot
-    be timed)."""
+    be timed); its passes read the machine's slowness with `track` (shared with the
+    candidate's looks)."""
     metric = settings.metric_for(task)
     name = task.baseline_name
     key = ("passes", task.content_hash, name, metric)
@@ -67,14 +68,14 @@ def kept_passes(task: Task, sandbox: Sandbox, settings: TimingSettings, speed_no
         if not taker:
             lang, files = solution_files(task, name)
             wl = perf_workload(task, files, lang, sandbox)
-            taker.append(pass_taker(sandbox, wl.build, wl.inputs, metric, wl.limits, wl.verify))
+            taker.append(pass_taker(sandbox, wl.build, wl.inputs, metric, wl.limits, wl.verify, track=track))
         try:
             return taker[0]()
         except PassFailed as e:  # the task's own baseline failed: a broken task, not a verdict
             raise Unscorable(f"the task's {name!r} solution failed a timed run: {e}") from e
 
     return KeptPasses(sandbox, key, metric, take, speed_now=speed_now or slowness_now(sandbox, metric),
-                      target=target)
+                      target=target, recheck=lambda: slowness_now(sandbox, metric))
 
 
 @dataclass
@@ -86,6 +87,8 @@ class Looks:
     bound: SlowBound
     tie: NearTie
     kept: dict = field(default_factory=dict)
+    #: the kept baseline the last look was put against
+    ref: Reference | None = None
 
 
 def look_at(task: Task, sandbox: Sandbox, wl: PerfRuns, settings: TimingSettings, factor: float | None,
@@ -106,9 +109,10 @@ def look_at(task: Task, sandbox: Sandbox, wl: PerfRuns, settings: TimingSettings
     judged = judged_seconds(perf_report, metric)
     if judged is not None and clearly_faster(task, sandbox, metric, judged):
         return None  # no near-tie: nothing to look at, no kept baseline needed (the older rules)
-    speed = slowness_now(sandbox, metric)
+    track = SpeedTrack(sandbox, metric)  # the machine's slowness over the baseline's passes and the candidate's
+    speed = track.start()
     slow = speed or 1.0
-    base = kept_passes(task, sandbox, settings, speed)
+    base = kept_passes(task, sandbox, settings, speed, track=track)
     try:
         if base.n == 0:  # nothing kept: the baseline's first pass, before the candidate's look
             base.grow()
@@ -116,7 +120,7 @@ def look_at(task: Task, sandbox: Sandbox, wl: PerfRuns, settings: TimingSettings
         return None
     ref = base.reference()
     tie = NearTie(alpha=FUTILITY_ALPHA if futility else None, bound=factor, metric=metric)
-    looks = Looks(_kept_bound(ref, slow, factor, metric), tie, base.details())
+    looks = Looks(_kept_bound(ref, slow, factor, metric), tie, base.details(), ref)
     n = 0
     if judged is not None:
         n += 1
@@ -129,7 +133,7 @@ def look_at(task: Task, sandbox: Sandbox, wl: PerfRuns, settings: TimingSettings
                 base.grow()
             except Unscorable:
                 base.target = base.n  # (the baseline stopped passing: look against what is kept)
-            ref = base.reference()
+            ref = looks.ref = base.reference()
             looks.bound, looks.kept, s = _kept_bound(ref, slow, factor, metric), base.details(), None
         if s is None:
             capped = bounded_workload(wl, looks.bound)
@@ -137,9 +141,15 @@ def look_at(task: Task, sandbox: Sandbox, wl: PerfRuns, settings: TimingSettings
         v = s.concurrent_pass()
         if v is None:
             _failed(s, looks, wl, capped)
-        sp = slowness_now(sandbox, metric) or slow
+        sp = track.after() or slow
         _stop(looks, tie.observe(v / sp, ref), v, f"concurrent pass {n}")
     return looks
+
+
+def undecided(looks: Looks) -> bool:
+    """Whether the looks ended without deciding: neither stopped (they raise) nor clearly
+    faster (`NearTie.clear`: measured at once) -- a near-tie scored from its looks."""
+    return looks.ref is not None and bool(looks.tie.looks) and not looks.tie.clear()
 
 
 def _kept_bound(ref: Reference, slow: float, factor: float | None, metric: str) -> SlowBound:

@@ -25,8 +25,9 @@ from codegym.sandbox.types import Sandbox
 from codegym.tasks.runtimes import CALIBRATION_KEY, perf_runtimes
 from codegym.tasks.schema import STARTER, Task
 from codegym.timing.comparison import CompareSettings, compare
-from codegym.timing.kept import forget_kept, keep, slowness_now
+from codegym.timing.kept import forget_kept, keep
 from codegym.timing.measurement import measure
+from codegym.timing.probe import slowness_now
 
 DISTRIBUTION_SOURCES = ("auto", "recorded", "measured")
 
@@ -131,7 +132,8 @@ def keep_for_task(sandbox: Sandbox, key: tuple, metric: str, compute, speed_now:
     speed (`speed_now`, else read now) moved, or it aged (never for exact instruction counts)."""
     if metric == "instructions":
         return keep(sandbox, key, compute, max_age_s=math.inf)
-    return keep(sandbox, key, compute, speed_now=speed_now or slowness_now(sandbox, metric))
+    return keep(sandbox, key, compute, speed_now=speed_now or slowness_now(sandbox, metric),
+                recheck=lambda: slowness_now(sandbox, metric))
 
 
 def measure_workload(sandbox: Sandbox, wl: PerfRuns, settings: TimingSettings, metric: str,

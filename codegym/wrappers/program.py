@@ -20,7 +20,7 @@ from codegym.judge.report import JudgeReport
 from codegym.judge.run import judge
 from codegym.sandbox.types import Sandbox
 from codegym.tasks.schema import Task
-from codegym.timing.kept import NearTie, Reference
+from codegym.timing.kept import NearTie, Reference, looked_times, pass_prior
 from codegym.timing.measurement import Measurement
 from codegym.wrappers.baseline import Looks, look_at, sample_look
 from codegym.wrappers.bound import SlowBound, baseline_bound, probe
@@ -80,6 +80,13 @@ class Bench:
              perf_report: Mapping[str, Any] | None, futility: bool = True) -> Looks | None:
         """The looks at a correct candidate against the kept baseline (`look_at`)."""
         return look_at(self.task, self._sandbox, wl, settings, factor, perf_report, futility)
+
+    def looked_times(self, looks: Looks) -> tuple[float, float, float, float]:
+        """(t, t_baseline, noise, noise_baseline) of a near-tie its looks did not decide
+        (`looked_times`, the looks' spread shrunk toward this sandbox's `pass_prior`)."""
+        if looks.ref is None:
+            raise ValueError("no kept baseline to score the looks against")
+        return looked_times(looks.tie, looks.ref, *pass_prior(self._sandbox))
 
     def bound(self, settings: TimingSettings, factor: float | None) -> SlowBound | None:
         """The task's slow bound without a kept baseline (`baseline_bound`)."""

@@ -24,7 +24,7 @@ from codegym.judge.report import program_stage
 from codegym.tasks.schema import Task
 from codegym.timing.kept import Reference
 from codegym.wrappers.base import JUDGE_FAILED, FinalReward, failed_report
-from codegym.wrappers.baseline import Looks, stop_looks
+from codegym.wrappers.baseline import Looks, stop_looks, undecided
 from codegym.wrappers.bound import BoundReached, bound_failure, bounded_workload
 from codegym.wrappers.feedback import staged_line
 from codegym.wrappers.measure import (
@@ -303,6 +303,9 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
         cand = report.get("timing")
         if not (isinstance(cand, Mapping) and cand.get("ok") and cand.get("metric") == metric):
             cand = self._measure_candidate(program, metric)
+            if cand is None:  # a near-tie the looks did not decide: scored from its looks
+                assert self._looks is not None
+                return self._looked_times(bench, self._looks)
         rt, cal = recorded_runtimes(task, metric)
         use_recorded = self.runtimes == "recorded" or (self.runtimes == "auto" and b in rt and r in rt)
         if use_recorded:
@@ -361,6 +364,8 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
         perf_report = program.perf or program.report
         wl = bench.workload(program.files, program.language)
         looks = self._looks = bench.look(wl, self.settings, self.slow_bound, perf_report, self.futility)
+        if looks is not None and undecided(looks):
+            return None
         if looks is not None:
             return self._measure_looked(bench, wl, metric, looks)
         bound = bench.bound(self.settings, self.slow_bound)
@@ -376,6 +381,24 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
             if stopped is None:
                 raise
             raise stopped from e
+
+    def _looked_times(self, bench: Bench, looks: Looks) -> PerfTimes:
+        """The times of a near-tie its looks did not decide (`looked_times`: the median of its
+        looks against the kept baseline's, each median's noise `UNDECIDED_Z` scales wide),
+        in seconds at the reference speed; the reference's time by the recorded ratio, or
+        by the ratio of the kept measurements of baseline and reference. docs/rewards.md
+        ("Near-ties") says why this is not measured further."""
+        task = bench.task
+        t, tb, noise, noise_b = bench.looked_times(looks)
+        metric = self.settings.metric_for(task)
+        rt, _ = recorded_runtimes(task, metric)
+        ratio = _recorded_ratio(task, metric)
+        if not (task.baseline_name in rt and task.reference_name in rt) and task.reference_name:
+            mb = measurement_value(bench.solution_measurement(task.baseline_name, self.settings), "s")
+            mr = measurement_value(bench.solution_measurement(task.reference_name, self.settings), "s")
+            ratio = mb / mr if mb and mr else 1.0
+        return PerfTimes(t=t, t_baseline=tb, t_reference=tb / max(ratio, 1e-9), unit="s", source="looks",
+                         noise=noise, noise_baseline=noise_b, noise_reference=noise_b)
 
     def _measure_looked(self, bench: Bench, wl, metric: str, looks: Looks):
         """The capped measurement of a candidate the looks did not stop, each sample one
