@@ -206,43 +206,63 @@ def near_ties(sb, lang: str, p: dict) -> list[dict]:
     baseline passes of program a (the futility rule alone: no slow bound), as the rewards
     look (`codegym.wrappers.baseline.look_at`): the kept passes seeded by the looks
     (`KeptPasses`: one baseline pass before the first look when none is kept, one before
-    each later look while fewer than KEPT_PASSES), every pass divided by the slowness the
-    probe reads right after it."""
+    each later look while fewer than KEPT_PASSES), every pass divided by the machine's
+    slowness over it (`SpeedTrack`, where the checkout has it); a candidate the looks
+    leave undecided is scored from them (`looked_times` and the staged reward's noise
+    gate, where the checkout has it)."""
     if not hasattr(K, "KeptPasses"):
         return _near_ties_kept_up_front(sb, lang, p)
-    speed = K.slowness_now(sb, "cpu")
-    base_sampler = Sampler(sb, p["a"], as_requests([p["stdin"]]), "cpu", None)
+    tracked = hasattr(P, "SpeedTrack")  # (a checkout before the speed track: one reading right after each pass)
+    track = P.SpeedTrack(sb, "cpu") if tracked else None
+    speed = track.start() if tracked else K.slowness_now(sb, "cpu")
 
-    def take():
-        v = base_sampler.concurrent_pass()
-        if v is None:
-            raise RuntimeError(base_sampler.error or "the baseline failed")
-        return v, K.slowness_now(sb, "cpu")
+    def taker(b):
+        if tracked:
+            return K.pass_taker(sb, b, [p["stdin"]], "cpu", track=track)
+        s = Sampler(sb, b, as_requests([p["stdin"]]), "cpu", None)
+
+        def take():
+            v = s.concurrent_pass()
+            if v is None:
+                raise RuntimeError(s.error or "a run failed")
+            return v, K.slowness_now(sb, "cpu")
+        return take
 
     out = []
     _SEEDS[lang] = _SEEDS.get(lang, 0) + 1  # every SEED_EVERY rounds the kept passes start afresh (cold)
     key = ("timing_noise", lang, _SEEDS[lang] // SEED_EVERY)
+    base_take = taker(p["a"])
     for case in ("identical", "1.1x"):
-        base = K.KeptPasses(sb, key, "cpu", take, speed_now=speed)
+        extra = {"recheck": (lambda: P.slowness_now(sb, "cpu"))} if tracked else {}
+        base = K.KeptPasses(sb, key, "cpu", base_take, speed_now=speed, **extra)
         how, n0 = dict(base.how), base.n
         if base.n == 0:
             base.grow()
         build_ = build(sb, lang, f"tie{time.monotonic_ns()}", 1.1 if case == "1.1x" else 1.0)
         tie = K.NearTie(bound=None)
-        s = Sampler(sb, build_, as_requests([p["stdin"]]), "cpu", None)
+        take = taker(build_)
         looks = 0
         ref = base.reference()
-        while looks < K.MAX_LOOKS and not tie.stopped:
+        while looks < K.MAX_LOOKS and not tie.stopped and not (tracked and tie.clear()):
             if looks and base.short:
                 base.grow()
                 ref = base.reference()
-            v = s.concurrent_pass()
-            if v is None:
+            try:
+                v, sp = take()
+            except Exception:  # noqa: BLE001 -- a failed run: no decision
                 break
-            tie.observe(v / (K.slowness_now(sb, "cpu") or 1.0), ref)
+            tie.observe(v / (sp or 1.0), ref)
             looks += 1
+        scored = None  # an undecided tie scored from its looks (`looked_times`): "faster" or "tie"
+        if hasattr(K, "looked_times") and not tie.stopped and tie.looks:
+            if tie.clear():
+                scored = "clear"  # (measured at once by the rewards)
+            else:
+                t, tb, noise, noise_b = K.looked_times(tie, ref, *K.pass_prior(sb))
+                scored = "faster" if tb / t - 1.0 > math.hypot(noise, noise_b) else "tie"
         out.append({"lang": lang, "case": case, "stopped": tie.stopped, "looks": looks, "kept": how["kept"],
-                    "why": how["why"], "scale": ref.scale, "kept_passes": n0, "added": base.added})
+                    "why": how["why"], "scale": ref.scale, "kept_passes": n0, "added": base.added,
+                    "scored": scored})
     return out
 
 
@@ -288,8 +308,13 @@ def tie_rows(rec: dict) -> list[dict]:
                          "kept": sum(t["kept"] for t in xs) / len(xs),
                          "remeasured": sorted({t["why"].split(" (")[0] for t in xs if t["why"] and t["why"] != "first"}),
                          "scale": st.median(t["scale"] for t in xs),
+                         "undecided": sum(t.get("scored") in ("faster", "tie") for t in xs) / len(xs),
+                         "scored_faster": sum(t.get("scored") == "faster" for t in xs) / len(xs),
+                         "lost": sum(bool(t["stopped"]) or t.get("scored") == "tie" for t in xs) / len(xs),
                          "short": [t for t in xs if (t.get("kept_passes") or 0) < 5],
-                         "pass": (len(stopped) / len(xs) <= 0.05) if case == "1.1x" else None})
+                         "pass": (sum(bool(t["stopped"]) or t.get("scored") == "tie" for t in xs) / len(xs) <= 0.05)
+                         if case == "1.1x" else
+                         (sum(t.get("scored") == "faster" for t in xs) / len(xs) <= 0.01)})
     return rows
 
 
@@ -426,16 +451,20 @@ def print_ties(trows: list[dict]) -> None:
     print("(stopped: the share of candidates the rule stopped as no speedup worth rewarding -- for the "
           "identical program a tie decided, for the 1.1x one a real speedup lost (target <= 5 %); kept: "
           "the share of looks that reused the kept baseline; scale: the kept reference's scale; seeded: "
-          "stopped / trials among those that began with fewer than 5 kept passes -- the first submissions)")
+          "stopped / trials among those that began with fewer than 5 kept passes -- the first submissions; "
+          "undecided: neither stopped nor clearly faster after the looks, scored from them; scored faster: "
+          "of all trials, those the looks' score found faster (identical: a false speedup, target <= 1 %); "
+          "lost: stopped or scored as a tie (1.1x: a real speedup lost, target <= 5 %))")
     hdr = (f"{'lang':7s} {'case':10s} {'trials':>6s} {'stopped':>8s} {'1 look':>7s} {'looks':>5s} {'kept':>6s} "
-           f"{'scale':>6s} {'seeded':>7s}  ok")
+           f"{'scale':>6s} {'seeded':>7s} {'undecided':>9s} {'sc.faster':>9s} {'lost':>6s}  ok")
     print(hdr)
     print("-" * len(hdr))
     for r in trows:
         ok = "" if r["pass"] is None else ("PASS" if r["pass"] else "MISS")
         print(f"{r['lang']:7s} {r['case']:10s} {r['trials']:6d} {pct(r['stopped'], 1):>8s} {pct(r['one_look'], 0):>7s} "
               f"{r['median_looks'] or 0:5.0f} {pct(r['kept'], 0):>6s} {pct(r['scale'], 1):>6s} "
-              f"{sum(bool(t['stopped']) for t in r['short']):>3d}/{len(r['short']):<3d}  {ok}"
+              f"{sum(bool(t['stopped']) for t in r['short']):>3d}/{len(r['short']):<3d} "
+              f"{pct(r['undecided'], 0):>9s} {pct(r['scored_faster'], 1):>9s} {pct(r['lost'], 1):>6s}  {ok}"
               + (f"  (measured again: {', '.join(r['remeasured'])})" if r["remeasured"] else ""))
 
 

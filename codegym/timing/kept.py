@@ -56,6 +56,10 @@ LEARNED_PASSES = 2.0
 FUTILITY_ALPHA = 0.10
 #: looks at a candidate's concurrent passes (its judged perf split first) before it is measured
 MAX_LOOKS = 4
+#: concurrent passes (the baseline's and the candidate's together) the looks take after a
+#: candidate's judged perf split before one that leans toward a tie (`NearTie.leans_tie`)
+#: is scored from them: the cost bound of a near-tie the rules do not decide
+LOOK_PASSES = 3
 #: the noise of a near-tie its looks did not decide (`looked_times`), in scales of its median's error
 UNDECIDED_Z = 3.0
 #: smallest noise scale (log) a reference claims: timings are not resolved below ~1 %
@@ -465,6 +469,14 @@ class NearTie:
             return False
         lk = self.looks[-1]
         return lk.x > math.log1p(self.worth) + CLEAR_SCALES * lk.scale
+
+    def leans_tie(self, ref: Reference) -> bool:
+        """Whether the looks' median speedup over `ref` is below half the worth -- closer to
+        a tie than to a speedup worth rewarding: a candidate the rules leave undecided then
+        is scored from its looks (`looked_times`), one that leans the other way is measured.
+        (A point estimate, not a test: docs/timing.md, "Near-ties", gives what it loses.)"""
+        xs = [math.log(ref.median) - math.log(max(lk.seconds, 1e-12)) for lk in self.looks]
+        return bool(xs) and statistics.median(xs) < math.log1p(self.worth) / 2
 
     def details(self) -> dict:
         """For ``info``: the looks, the rule's parameters and why it stopped."""

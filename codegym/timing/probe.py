@@ -201,11 +201,16 @@ class SpeedTrack:
     def start(self) -> float | None:
         """The slowness before the first pass (read now when nothing is read yet)."""
         if not self.readings:
-            self.readings.append(probe_slowness(self.sandbox, self.metric, self.runs))
+            self._read()
         return self._median()
 
     def after(self) -> float | None:
         """The slowness of the pass that just ended: one more reading, and the median of the window's runs."""
         self.start()
-        self.readings.append(probe_slowness(self.sandbox, self.metric, self.runs))
+        self._read()
         return self._median()
+
+    def _read(self) -> None:
+        runs = probe_slowness(self.sandbox, self.metric, self.runs)
+        if runs:  # (a failed reading pushes no good one out of the window)
+            self.readings.append(runs)

@@ -27,6 +27,7 @@ from codegym.timing.calibration import calibration_factor
 from codegym.timing.kept import (
     FUTILITY_ALPHA,
     KEPT_PASSES,
+    LOOK_PASSES,
     MAX_LOOKS,
     KeptPasses,
     NearTie,
@@ -121,16 +122,19 @@ def look_at(task: Task, sandbox: Sandbox, wl: PerfRuns, settings: TimingSettings
     ref = base.reference()
     tie = NearTie(alpha=FUTILITY_ALPHA if futility else None, bound=factor, metric=metric)
     looks = Looks(_kept_bound(ref, slow, factor, metric), tie, base.details(), ref)
-    n = 0
+    n, spent = 0, base.added
     if judged is not None:
         n += 1
         _stop(looks, tie.observe(judged / slow, ref), judged, "the judged perf split")
     s = None
     while n < max_looks and not tie.clear():  # (a clearly faster candidate is measured at once)
+        if spent >= LOOK_PASSES and tie.leans_tie(ref):
+            break  # the cost bound: scored from its looks (`undecided`)
         n += 1
         if base.short and n > 1:  # undecided on a short kept baseline: one more baseline pass before the look
             try:
                 base.grow()
+                spent += 1
             except Unscorable:
                 base.target = base.n  # (the baseline stopped passing: look against what is kept)
             ref = looks.ref = base.reference()
@@ -139,6 +143,7 @@ def look_at(task: Task, sandbox: Sandbox, wl: PerfRuns, settings: TimingSettings
             capped = bounded_workload(wl, looks.bound)
             s = Sampler(sandbox, capped.build, capped.inputs, metric, wl.limits, wl.verify)
         v = s.concurrent_pass()
+        spent += 1
         if v is None:
             _failed(s, looks, wl, capped)
         sp = track.after() or slow
@@ -147,9 +152,11 @@ def look_at(task: Task, sandbox: Sandbox, wl: PerfRuns, settings: TimingSettings
 
 
 def undecided(looks: Looks) -> bool:
-    """Whether the looks ended without deciding: neither stopped (they raise) nor clearly
-    faster (`NearTie.clear`: measured at once) -- a near-tie scored from its looks."""
-    return looks.ref is not None and bool(looks.tie.looks) and not looks.tie.clear()
+    """Whether the looks ended without deciding a candidate that leans toward a tie
+    (`NearTie.leans_tie`; neither stopped -- they raise -- nor clearly faster): it is scored
+    from its looks. One that leans toward a speedup is measured."""
+    return (looks.ref is not None and bool(looks.tie.looks) and not looks.tie.clear()
+            and looks.tie.leans_tie(looks.ref))
 
 
 def _kept_bound(ref: Reference, slow: float, factor: float | None, metric: str) -> SlowBound:

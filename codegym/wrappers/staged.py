@@ -394,10 +394,13 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
         rt, _ = recorded_runtimes(task, metric)
         ratio = _recorded_ratio(task, metric)
         if not (task.baseline_name in rt and task.reference_name in rt) and task.reference_name:
-            mb = measurement_value(bench.solution_measurement(task.baseline_name, self.settings), "s")
-            mr = measurement_value(bench.solution_measurement(task.reference_name, self.settings), "s")
+            try:
+                mb = measurement_value(bench.solution_measurement(task.baseline_name, self.settings), "s")
+                mr = measurement_value(bench.solution_measurement(task.reference_name, self.settings), "s")
+            except Unscorable:
+                mb = mr = None
             ratio = mb / mr if mb and mr else 1.0
-        return PerfTimes(t=t, t_baseline=tb, t_reference=tb / max(ratio, 1e-9), unit="s", source="looks",
+        return PerfTimes(t=t, t_baseline=tb, t_reference=tb / max(ratio, 1.0), unit="s", source="looks",
                          noise=noise, noise_baseline=noise_b, noise_reference=noise_b)
 
     def _measure_looked(self, bench: Bench, wl, metric: str, looks: Looks):
