@@ -126,7 +126,8 @@ def test_an_undecided_near_tie_is_scored_from_its_looks_not_measured(monkeypatch
     _undecided(monkeypatch)
     _no_measurement(monkeypatch)
     K.forget_kept()
-    env = gym.make("codegym/PerfCode-v0")
+    # (no slow bound: under load a baseline-like run may reach a bound of 1x the baseline)
+    env = StagedReward(gym.make("codegym/PerfCode-v0", reward="pass_fraction"), slow_bound=None)
     r, info = _submit(env, _baseline_like("undecided"))
     st = info["staged"]
     assert st["stage"] == "correct" and st["scorable"] and "bound" not in st, st
