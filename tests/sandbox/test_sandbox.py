@@ -19,9 +19,10 @@ from _tools import need_bwrap
 
 from codegym.core.limits import Limits
 from codegym.sandbox import ExecResult, RunRequest, launcher, make_sandbox
-from codegym.sandbox.local import LocalSandbox
+from codegym.sandbox.local import LocalSandbox, ProcessSlot
 from codegym.sandbox.repoenv import env_root
 from codegym.sandbox.requests import imported_modules
+from codegym.sandbox.types import Sandbox
 
 MODES = ["bwrap", "rlimits"]
 
@@ -665,6 +666,129 @@ def test_run_many_pipelined_mixed_disk_sizes_and_stop(mode):
         assert res[9].status == "runtime_error" and sorted(seen) == started and len(started) < 40
     finally:
         s.close()
+
+
+def _slots_of_sends(monkeypatch) -> list[int]:
+    """The slot (index) of every request a `run_many` sends, in order."""
+    sent: list[int] = []
+    send = ProcessSlot.send_request
+
+    def spy(self, header, blobs):
+        sent.append(self.index)
+        return send(self, header, blobs)
+    monkeypatch.setattr(ProcessSlot, "send_request", spy)
+    return sent
+
+
+def test_run_many_of_as_many_requests_as_slots_runs_one_on_each(sb, monkeypatch):
+    """Two requests on a 2-slot sandbox go one to each slot, not both down one slot's pipe
+    while the other slot idles (`claim(ahead=True)` is refused once fewer requests than
+    threads are left), even when the second thread starts late: each request runs long
+    enough for it to claim the second (0.3 s, it comes 0.1 s late)."""
+    assert sb.workers == 2 and sb.pipeline >= 2
+    stream, started, lock = sb._stream, [], threading.Lock()
+
+    def late_stream(*a):
+        with lock:
+            started.append(1)
+            late = len(started) > 1
+        if late:  # every thread but the first: the first has claimed and sent its request by then
+            time.sleep(0.1)
+        return stream(*a)
+    monkeypatch.setattr(sb, "_stream", late_stream)
+    b = sb.build("python", {"main.py": "import os, sys, time\ntime.sleep(0.3)\n"
+                                       "print(sys.stdin.read(), os.getppid())"})
+    sent = _slots_of_sends(monkeypatch)
+    for _ in range(3):
+        del sent[:], started[:]
+        res = sb.run_many(b, [RunRequest(stdin="a"), RunRequest(stdin="b")])
+        assert [r.stdout.split()[0] for r in res] == ["a", "b"]
+        assert len(sent) == 2 and len(set(sent)) == 2, sent
+        if sb.isolation == "rlimits":  # (bubblewrap: each slot's fork server is pid 1 of its own namespace)
+            assert res[0].stdout.split()[1] != res[1].stdout.split()[1]    # two fork servers
+    del sent[:], started[:]
+    res = sb.run_many(b, [RunRequest(stdin=str(i)) for i in range(4)])
+    assert [r.stdout.split()[0] for r in res] == ["0", "1", "2", "3"]
+    assert len(sent) == 4 and len(set(sent)) == 2                 # 4 on 2 slots: both used
+
+
+class _Threads(Sandbox):
+    """A sandbox of nothing but `_run_many_threads` (its serve functions are the tests')."""
+
+    def build(self, language, files, limits=None):
+        raise NotImplementedError
+
+    def run(self, build, stdin="", limits=None, argv=(), extra_files=None, wrapper=None, randomize_layout=False):
+        return ExecResult("ok", stdout=str(stdin))
+
+    def run_many(self, build, requests, limits=None, stop=None):
+        raise NotImplementedError
+
+
+def test_run_many_threads_claim_ahead_only_while_one_request_per_thread_is_left():
+    """`claim(ahead=True)` is granted while at least one request per worker thread (k = min(n,
+    workers)) is left unclaimed; a plain `claim()` takes any request left."""
+    n, k = 6, 2
+    barrier = threading.Barrier(k)
+    log: dict[str, list] = {}
+
+    def serve(claim, done):
+        me = threading.current_thread().name
+        mine = log.setdefault(me, [])
+        mine.append(("first", claim()))
+        barrier.wait()                               # both threads hold one: 4 left
+        if me == "MainThread":
+            mine += [("ahead", claim(ahead=True)),   # 4 left: granted
+                     ("ahead", claim(ahead=True)),   # 3 left: granted
+                     ("ahead", claim(ahead=True)),   # 2 left: granted
+                     ("ahead", claim(ahead=True)),   # 1 left < 2 threads: refused
+                     ("plain", claim()),             # ... but a free thread takes it
+                     ("plain", claim())]             # none left
+        barrier.wait()
+        mine.append(("last", claim()))
+        for _, i in mine:
+            if i is not None:
+                done(i, ExecResult("ok", stdout=f"{i} {me}"))
+
+    res = _Threads()._run_many_threads(None, [RunRequest(stdin=str(i)) for i in range(n)], None, None, k,
+                                       serve=serve)
+    main = log.pop("MainThread")
+    (other,) = log.values()
+    firsts = sorted([main[0][1], other[0][1]])
+    assert firsts == [0, 1]
+    assert main[1:] == [("ahead", 2), ("ahead", 3), ("ahead", 4), ("ahead", None),
+                                     ("plain", 5), ("plain", None), ("last", None)]
+    assert other[1:] == [("last", None)]
+    assert [r.stdout.split()[0] for r in res] == [str(i) for i in range(n)]
+
+
+@pytest.mark.parametrize("n, workers", [(2, 2), (1, 4), (3, 8)])
+def test_run_many_threads_refuses_every_ahead_claim_when_no_more_requests_than_threads(n, workers):
+    """n <= workers: k = n threads, and no request is ever queued behind another."""
+    seen: list = []
+    lock = threading.Lock()
+
+    def serve(claim, done):
+        i = claim()
+        a = claim(ahead=True)
+        with lock:
+            seen.append((i, a))
+        if i is not None:
+            done(i, ExecResult("ok"))
+        assert a is None
+
+    res = _Threads()._run_many_threads(None, [RunRequest()] * n, None, None, workers, serve=serve)
+    assert len(seen) == n and sorted(i for i, _ in seen) == list(range(n))
+    assert all(a is None for _, a in seen) and all(r is not None for r in res)
+
+
+def test_run_many_threads_claims_nothing_after_a_stop():
+    def serve(claim, done):
+        while (i := claim(ahead=True)) is not None or (i := claim()) is not None:
+            done(i, ExecResult("ok" if i != 2 else "runtime_error"))
+
+    res = _Threads()._run_many_threads(None, [RunRequest()] * 8, None, lambda i, r: not r.ok, 1, serve=serve)
+    assert [r is not None for r in res] == [True, True, True] + [False] * 5
 
 
 def test_concurrent_callers(sb):

@@ -105,3 +105,73 @@ def test_python_instructions_are_exact_with_the_hash_seed_fixed(sb):
     assert seen == ["3000 0 0\n"] * 2  # seed 0 in, -E out
     assert m.n == 2 and m.samples[0] == m.samples[1] and m.rel_ci == 0 and m.converged
     assert m.samples[0] > 1_000_000 and not m.probed
+
+
+# =========================================================================== SpeedTrack
+
+
+class _Readings:
+    """A stand-in `probe_slowness`: hands out the given readings in turn and counts its calls."""
+
+    def __init__(self, *readings: list[float]):
+        self.readings = list(readings)
+        self.calls: list[tuple[str, int]] = []
+
+    def __call__(self, sandbox, metric, runs=P.SPEED_PROBES):
+        self.calls.append((metric, runs))
+        return list(self.readings.pop(0))
+
+
+def test_a_speed_track_reads_once_at_the_start_and_then_the_median_of_its_window(monkeypatch):
+    """`SpeedTrack`: `start()` reads only when nothing is read yet; `after()` reads once more and
+    gives the median of the runs of the last `window` readings (older readings dropped)."""
+    fake = _Readings([1.0, 1.1, 1.2], [2.0, 2.0, 2.0], [3.0, 3.0, 3.0], [4.0, 4.0, 4.0])
+    monkeypatch.setattr(P, "probe_slowness", fake)
+    tr = P.SpeedTrack(object(), "cpu", runs=3, window=2)
+    assert tr.start() == pytest.approx(1.1) and len(fake.calls) == 1
+    assert tr.start() == pytest.approx(1.1) and len(fake.calls) == 1      # read once only
+    assert tr.after() == pytest.approx((1.2 + 2.0) / 2) and len(fake.calls) == 2   # both readings
+    assert tr.after() == pytest.approx(2.5) and len(fake.calls) == 3      # the first dropped
+    assert [list(r) for r in tr.readings] == [[2.0] * 3, [3.0] * 3]
+    assert tr.start() == pytest.approx(2.5) and len(fake.calls) == 3      # no reading once started
+    assert fake.calls == [("cpu", 3)] * 3
+
+
+def test_a_speed_track_after_without_a_start_reads_twice_and_keeps_window_readings(monkeypatch):
+    fake = _Readings([1.0], [1.2], [5.0], [5.0], [5.0], [5.0])
+    monkeypatch.setattr(P, "probe_slowness", fake)
+    tr = P.SpeedTrack(object(), "wall", runs=1)                  # the default window
+    assert tr.after() == pytest.approx(1.1) and fake.calls == [("wall", 1)] * 2
+    for _ in range(P.TRACK_READINGS - 2):
+        tr.after()
+    assert len(tr.readings) == P.TRACK_READINGS
+    assert tr.after() == pytest.approx(5.0)                      # (1.0 and 1.2 both out of the window)
+    assert len(tr.readings) == P.TRACK_READINGS and len(fake.calls) == P.TRACK_READINGS + 1
+
+
+def test_a_speed_track_skips_empty_readings_and_is_none_without_any(monkeypatch):
+    fake = _Readings([], [], [1.3, 1.5], [])
+    monkeypatch.setattr(P, "probe_slowness", fake)
+    tr = P.SpeedTrack(object(), "cpu", window=3)
+    assert tr.start() is None and tr.after() is None           # the probe did not apply, or failed
+    assert tr.after() == pytest.approx(1.4)
+    assert tr.after() == pytest.approx(1.4)                    # an empty reading moves nothing
+
+
+def test_a_speed_track_of_instruction_counts_reads_nothing(sb):
+    """No probe for instruction counts: None, and no probe run (a real sandbox, nothing stubbed)."""
+    tr = P.SpeedTrack(sb, "instructions")
+    assert tr.start() is None and tr.after() is None
+    assert P.probe_slowness(sb, "instructions") == [] and P.slowness_now(sb, "instructions") is None
+    assert all(r == [] for r in tr.readings)
+
+
+def test_a_speed_track_on_real_probe_runs(sb):
+    """Real probe runs: one reading of `runs` runs each, the window's runs pooled (no time asserted)."""
+    tr = P.SpeedTrack(sb, "cpu", runs=1, window=2)
+    first = tr.start()
+    assert first is not None and first > 0 and [len(r) for r in tr.readings] == [1]
+    assert tr.after() > 0 and tr.after() > 0
+    assert [len(r) for r in tr.readings] == [1, 1]
+    runs = [x for r in tr.readings for x in r]
+    assert tr.start() == pytest.approx(sorted(runs)[0] / 2 + sorted(runs)[1] / 2)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -255,3 +256,196 @@ def test_a_seeded_tie_is_stopped_and_a_real_speedup_rarely_on_a_short_reference(
                 fast += 1
     assert ties / trials >= 0.8, ties
     assert fast / trials <= 0.02, fast
+
+
+# =========================================================================== drift rechecks
+
+
+def _never():
+    raise AssertionError("recheck called")
+
+
+class _Rechecks:
+    def __init__(self, *values):
+        self.values = list(values)
+        self.calls = 0
+
+    def __call__(self):
+        self.calls += 1
+        return self.values.pop(0)
+
+
+def test_a_drift_seen_in_one_reading_is_read_twice_more_before_an_entry_is_dropped():
+    """`_stale`: a drift beyond DRIFT_LIMIT in one reading is judged on the median of it and two
+    more readings (`recheck`): not confirmed, the entry is reused; confirmed, it is measured again."""
+    entry = K.Kept("v", 1.0, time.monotonic())
+    lim = K.DRIFT_LIMIT
+    burst = _Rechecks(1.02, 0.99)
+    assert K._stale(entry, 1.3, K.MAX_AGE_S, lim, burst) == "" and burst.calls == 2
+    moved = _Rechecks(1.25, 1.3)
+    assert "moved" in K._stale(entry, 1.3, K.MAX_AGE_S, lim, moved) and moved.calls == 2
+    assert "moved" in K._stale(entry, 1.3, K.MAX_AGE_S, lim, _Rechecks(1.25, 1.0))   # median 1.25
+    assert K._stale(entry, 1.3, K.MAX_AGE_S, lim, _Rechecks(1.0, 1.05)) == ""          # median 1.05
+    assert "moved" in K._stale(entry, 0.8, K.MAX_AGE_S, lim, _Rechecks(0.85, 1.0))    # faster too
+    # a failed recheck (None) saves nothing: the reading stands alone
+    assert "moved" in K._stale(entry, 1.3, K.MAX_AGE_S, lim, _Rechecks(None, None))
+    # no drift, no recheck; without a recheck, one reading decides (as `stale`)
+    assert K._stale(entry, 1.05, K.MAX_AGE_S, lim, _never) == ""
+    assert "moved" in K._stale(entry, 1.3, K.MAX_AGE_S, lim, None)
+    assert K._stale(entry, None, K.MAX_AGE_S, lim, _never) == ""
+    assert K._stale(K.Kept("v", None, time.monotonic()), 1.3, K.MAX_AGE_S, lim, _never) == ""
+
+
+def test_an_aged_entry_is_never_rechecked():
+    old = K.Kept("v", 1.0, time.monotonic() - 1000.0)
+    assert "older" in K._stale(old, 1.3, 600.0, K.DRIFT_LIMIT, _never)     # aged and drifted
+    assert "older" in K._stale(old, 1.0, 600.0, K.DRIFT_LIMIT, _never)     # aged only
+    assert "older" in K._stale(old, 1.0, 0.0, K.DRIFT_LIMIT, _never)
+
+
+def test_keep_peek_and_kept_passes_recheck_a_drift():
+    sb = _Box()
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return len(calls), 1.0
+
+    K.keep(sb, ("r",), compute, speed_now=1.0)
+    v, how = K.keep(sb, ("r",), compute, speed_now=1.4, recheck=_Rechecks(1.0, 1.01))
+    assert (v, how["kept"], how["uses"]) == (1, True, 2)           # a burst: reused
+    v, how = K.keep(sb, ("r",), compute, speed_now=1.4, recheck=_Rechecks(1.35, 1.4))
+    assert v == 2 and not how["kept"] and "moved" in how["why"]    # confirmed: measured again
+    v, how = K.peek(sb, ("r",), speed_now=1.4, recheck=_Rechecks(1.0, 1.0))
+    assert v == 2 and how["kept"]
+    v, how = K.peek(sb, ("r",), speed_now=1.4, recheck=_Rechecks(1.4, 1.4))
+    assert v is None and "moved" in how["why"]
+    assert K.peek(sb, ("r",), speed_now=1.0)[0] is None            # a confirmed drift forgot it
+
+    def take():
+        return 1.0, 1.0
+
+    kp = K.KeptPasses(sb, ("p",), "cpu", take, speed_now=1.0)
+    kp.grow()
+    burst = K.KeptPasses(sb, ("p",), "cpu", take, speed_now=1.5, recheck=_Rechecks(1.0, 1.0))
+    assert burst.n == 1 and burst.how["kept"]
+    moved = K.KeptPasses(sb, ("p",), "cpu", take, speed_now=1.5, recheck=_Rechecks(1.5, 1.5))
+    assert moved.n == 0 and "moved" in moved.how["why"]
+
+
+# =========================================================================== the learned pass prior
+
+
+def _pool(sb, key, seconds):
+    """Put a pool of passes with these seconds into the store (as `KeptPasses.grow` does)."""
+    def merge(old):
+        p = old.copy() if old is not None else K.Passes("cpu")
+        for s in seconds:
+            p.add(s, None)
+        return p, None
+    return K.extend(sb, key, merge)
+
+
+def test_pass_spread_pools_every_kept_pool_around_its_own_mean():
+    sb = _Box()
+    assert K.pass_spread(sb) == (None, 0)
+    d = [0.0, 0.02, -0.02]
+    _pool(sb, ("a",), [math.exp(x) for x in d])                 # around 1 s
+    _pool(sb, ("b",), [5.0 * math.exp(x) for x in d])           # around 5 s: the means do not count
+    _pool(sb, ("one",), [3.0])                                   # one pass: no degree of freedom
+    K.keep(sb, ("m",), lambda: ("a measurement, not passes", None))   # not Passes: ignored
+    sd, dof = K.pass_spread(sb)
+    assert dof == 4 and sd == pytest.approx(math.sqrt(2 * 0.0008 / 4))
+    other = _Box()
+    assert K.pass_spread(other) == (None, 0)                     # per sandbox
+    K.forget_kept(sb)
+    assert K.pass_spread(sb) == (None, 0)
+
+
+def test_pass_prior_is_learned_from_learned_min_dof_on_and_floored():
+    sb = _Box()
+    assert K.pass_prior(sb) == (K.PASS_PRIOR, K.PRIOR_PASSES)
+    spread = 0.08
+    xs = [math.exp(spread * (1 if i % 2 else -1)) for i in range(K.LEARNED_MIN_DOF)]   # one dof short
+    _pool(sb, ("a",), xs)
+    sd, dof = K.pass_spread(sb)
+    assert dof == K.LEARNED_MIN_DOF - 1 and sd > K.PASS_PRIOR
+    assert K.pass_prior(sb) == (K.PASS_PRIOR, K.PRIOR_PASSES)
+    _pool(sb, ("a",), [math.exp(spread)])                        # one more pass: learned
+    sd, dof = K.pass_spread(sb)
+    assert dof == K.LEARNED_MIN_DOF
+    assert K.pass_prior(sb) == (pytest.approx(sd), K.LEARNED_PASSES)
+    # a kept baseline of one pass borrows the learned spread
+    kp = K.KeptPasses(sb, ("new",), "cpu", lambda: (2.0, None), speed_now=None)
+    kp.grow()
+    assert kp.reference().sd == pytest.approx(sd) and kp.reference().n == 1
+    K.forget_kept(sb)
+    assert K.pass_prior(sb) == (K.PASS_PRIOR, K.PRIOR_PASSES)
+    quiet = _Box()
+    _pool(quiet, ("q",), [1.0] * (K.LEARNED_MIN_DOF + 3))       # no spread at all: the floor
+    assert K.pass_spread(quiet) == (0.0, K.LEARNED_MIN_DOF + 2)
+    assert K.pass_prior(quiet) == (K.MIN_SCALE, K.LEARNED_PASSES)
+    assert K.KeptPasses(quiet, ("q",), "cpu", lambda: (1.0, None)).reference().sd == pytest.approx(
+        math.sqrt(K.LEARNED_PASSES * K.MIN_SCALE ** 2 / (K.LEARNED_PASSES + K.LEARNED_MIN_DOF + 2)))
+
+
+# =========================================================================== undecided near-ties (looked_times)
+
+
+def _tie(seconds, ref):
+    tie = K.NearTie(alpha=None, bound=None)          # (no rule: the looks go on)
+    for s in seconds:
+        tie.observe(s, ref)
+    return tie
+
+
+def _gate(t, tb, noise, noise_b, ratio=5.0):
+    from codegym.wrappers.staged import PerfTimes, improvement
+
+    return improvement(PerfTimes(t=t, t_baseline=tb, t_reference=tb / ratio, source="looks",
+                                 noise=noise, noise_baseline=noise_b, noise_reference=noise_b))
+
+
+def test_a_reference_error_is_the_noise_of_its_median():
+    ref = K.Reference.of_samples([1.0, 1.02, 0.98, 1.01], prior=0.03)
+    assert ref.error == pytest.approx(ref.sd * math.sqrt(math.pi / 2 / 4))
+    assert ref.scale == pytest.approx(max(K.MIN_SCALE, math.hypot(ref.sd, ref.error)))
+    heavy = K.Reference.of_samples([1.0, 1.0, 1.0], prior=0.03, prior_weight=4.0)
+    assert heavy.sd == pytest.approx(math.sqrt(4 * 0.03 ** 2 / (4 + 2)))
+    assert K.Reference.of_samples([1.0, 1.0, 1.0]).error == 0.0
+
+
+def test_looks_at_the_baselines_speed_earn_no_improvement():
+    ref = K.Reference.of_samples([1.0, 1.01, 0.99, 1.0, 1.005], prior=K.PASS_PRIOR)
+    t, tb, noise, noise_b = K.looked_times(_tie([1.0, 1.0, 1.0, 1.0], ref), ref)
+    assert (t, tb) == (pytest.approx(1.0), ref.median) and noise > 0 and noise_b > 0
+    assert _gate(t, tb, noise, noise_b)[0] <= 0
+    # looks 2 % faster than the kept median: within the noise of the two medians, no improvement
+    t, tb, noise, noise_b = K.looked_times(_tie([0.98, 0.985, 0.975, 0.98], ref), ref)
+    assert tb / t - 1 > 0 and _gate(t, tb, noise, noise_b)[0] <= 0
+
+
+def test_looks_clearly_faster_pass_the_gate():
+    ref = K.Reference.of_samples([1.0, 1.01, 0.99, 1.0, 1.005], prior=K.PASS_PRIOR)
+    looks = [1 / 1.3, 1 / 1.31, 1 / 1.29, 1 / 1.3]
+    t, tb, noise, noise_b = K.looked_times(_tie(looks, ref), ref)
+    imp, _ = _gate(t, tb, noise, noise_b, ratio=5.0)
+    assert imp == pytest.approx((tb - t) / (tb - tb / 5.0)) and imp > 0
+
+
+def test_looked_times_noise_is_z_errors_of_each_median():
+    ref = K.Reference.of_samples([1.0, 1.03, 0.97, 1.0, 1.01], prior=K.PASS_PRIOR)
+    seconds = [0.95, 0.97, 0.96]
+    tie = _tie(seconds, ref)
+    cand = K.Reference.of_samples(seconds, prior=0.05, prior_weight=2.0)
+    t, tb, noise, noise_b = K.looked_times(tie, ref, prior=0.05, prior_weight=2.0, z=1.0)
+    assert t == pytest.approx(0.96) and tb == ref.median
+    assert noise == pytest.approx(cand.error) and noise_b == pytest.approx(ref.error)
+    wide = K.looked_times(tie, ref, prior=0.05, prior_weight=2.0, z=4.0)
+    assert wide[2] == pytest.approx(4 * noise) and wide[3] == pytest.approx(4 * noise_b)
+    default = K.looked_times(tie, ref, prior=0.05, prior_weight=2.0)
+    assert default[2] == pytest.approx(K.UNDECIDED_Z * noise)
+    # a wider prior, a wider candidate noise
+    assert K.looked_times(tie, ref, prior=0.10, prior_weight=2.0, z=1.0)[2] > noise
+    with pytest.raises(ValueError):
+        K.looked_times(K.NearTie(), ref)

@@ -4,13 +4,20 @@ machine: what a look decides may vary with the load, what it may pay does not.""
 
 from __future__ import annotations
 
+import statistics
+
 import gymnasium as gym
 import pytest
 
 import codegym  # noqa: F401  (registers the ids)
 import codegym.timing.kept as K
 from codegym.edits.render import render_action
-from codegym.wrappers import StagedReward, TimedReward
+from codegym.wrappers import StagedReward, TimedReward, staged
+from codegym.wrappers.baseline import Looks, undecided
+from codegym.wrappers.bound import SlowBound
+from codegym.wrappers.measure import recorded_runtimes
+from codegym.wrappers.program import Bench
+from codegym.wrappers.staged import StageValues
 
 TASK = "perfcode/py-sum-numbers"
 
@@ -87,3 +94,95 @@ def test_futility_can_be_turned_off_and_the_timed_reward_looks_too(monkeypatch):
     if "bound" in t:
         assert r == timed.correct_reward and t["bound"]["rule"] in ("slow_bound", "futility")
     timed.close()
+
+
+# =========================================================================== undecided near-ties
+
+
+def _no_measurement(monkeypatch):
+    """An undecided near-tie is scored from its looks: any measurement of it fails the test."""
+    def measure(self, *a, **k):
+        raise AssertionError("an undecided near-tie was measured")
+    monkeypatch.setattr(Bench, "measure", measure)
+
+
+def _undecided(monkeypatch):
+    """Looks that neither stop nor clear (whatever the passes show): all MAX_LOOKS of them are taken."""
+    observe = K.NearTie.observe
+
+    def never_stop(self, seconds, ref):
+        observe(self, seconds, ref)
+        self.stopped = ""
+        return ""
+    monkeypatch.setattr(K.NearTie, "observe", never_stop)
+    monkeypatch.setattr(K.NearTie, "clear", lambda self: False)
+
+
+def test_an_undecided_near_tie_is_scored_from_its_looks_not_measured(monkeypatch):
+    """Real looks (`look_at`: the kept baseline's passes, the candidate's judged split and
+    concurrent passes) that decide nothing: the times come from the looks (source "looks",
+    seconds at the reference speed), the reference's by the recorded ratio, nothing is measured."""
+    monkeypatch.setattr(K, "stale", lambda *a, **k: "")
+    _undecided(monkeypatch)
+    _no_measurement(monkeypatch)
+    K.forget_kept()
+    # (no slow bound: under load a baseline-like run may reach a bound of 1x the baseline)
+    env = StagedReward(gym.make("codegym/PerfCode-v0", reward="pass_fraction"), slow_bound=None)
+    r, info = _submit(env, _baseline_like("undecided"))
+    st = info["staged"]
+    assert st["stage"] == "correct" and st["scorable"] and "bound" not in st, st
+    times = st["times"]
+    assert times["source"] == "looks" and times["unit"] == "s", times
+    looks = st["looks"]
+    assert len(looks["looks"]) == K.MAX_LOOKS and not looks["stopped"]
+    assert times["t"] == pytest.approx(statistics.median(lk["seconds"] for lk in looks["looks"]))
+    task = env.unwrapped.task
+    rt, _ = recorded_runtimes(task, "cpu")
+    assert times["t_reference"] == pytest.approx(times["t_baseline"] * rt["reference"] / rt["baseline"])
+    assert times["noise"] > 0 and times["noise_baseline"] > 0
+    assert 0.6 <= r < 0.75, st
+    env.close()
+
+
+def _crafted_looks(seconds, base=(1.0, 1.01, 0.99, 1.0, 1.005)):
+    ref = K.Reference.of_samples(list(base), prior=K.PASS_PRIOR)
+    tie = K.NearTie(alpha=None, bound=None)
+    for s in seconds:
+        tie.observe(s, ref)
+    bound = SlowBound(seconds=None, baseline_s=ref.median, factor=None, metric="cpu", source="kept")
+    return Looks(bound, tie, {"kept": True, "why": ""}, ref)
+
+
+def test_a_tie_from_its_looks_earns_exactly_the_correct_value(monkeypatch):
+    """Looks at the kept baseline's own speed: no improvement, the correct stage's value exactly."""
+    looks = _crafted_looks([1.0, 0.995, 1.0, 1.005])
+    assert undecided(looks)
+    monkeypatch.setattr(Bench, "look", lambda self, *a, **k: looks)
+    _no_measurement(monkeypatch)
+    env = gym.make("codegym/PerfCode-v0")
+    r, info = _submit(env, _baseline_like("crafted tie"))
+    st = info["staged"]
+    assert st["times"]["source"] == "looks" and st["times"]["t"] == pytest.approx(1.0)
+    assert st["times"]["t_baseline"] == pytest.approx(1.0) and st["improvement"] <= 0
+    assert r == pytest.approx(StageValues().correct), st
+    env.close()
+
+
+def test_looks_without_recorded_runtimes_take_the_ratio_of_the_kept_measurements(monkeypatch):
+    """No recorded runtimes: t_reference is t_baseline over the ratio of the baseline's and the
+    reference's kept measurements; a speedup of the looks beyond their noise is paid."""
+    looks = _crafted_looks([0.92, 0.925, 0.915, 0.92])   # ~1.09x: faster, not clearly (`NearTie.clear`)
+    assert undecided(looks)
+    monkeypatch.setattr(Bench, "look", lambda self, *a, **k: looks)
+    monkeypatch.setattr(staged, "recorded_runtimes", lambda task, metric=None: ({}, None))
+    kept = {"baseline": {"median": 3.0}, "reference": {"median": 1.0}}
+    monkeypatch.setattr(Bench, "solution_measurement", lambda self, name, settings: kept[name])
+    _no_measurement(monkeypatch)
+    env = gym.make("codegym/PerfCode-v0")
+    r, info = _submit(env, _baseline_like("crafted speedup"))
+    t = info["staged"]["times"]
+    assert t["source"] == "looks" and t["t_reference"] == pytest.approx(t["t_baseline"] / 3.0)
+    imp = info["staged"]["improvement"]
+    assert imp == pytest.approx((1.0 - 0.92) / (1.0 - 1.0 / 3.0)) and imp > 0
+    assert r == pytest.approx(StageValues().correct + StageValues().speed_weight * imp)
+    env.close()
