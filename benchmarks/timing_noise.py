@@ -241,22 +241,27 @@ def near_ties(sb, lang: str, p: dict) -> list[dict]:
         build_ = build(sb, lang, f"tie{time.monotonic_ns()}", 1.1 if case == "1.1x" else 1.0)
         tie = K.NearTie(bound=None)
         take = taker(build_)
-        looks = 0
+        looks, spent = 0, base.added
+        bounded = hasattr(K, "LOOK_PASSES")  # (the cost bound: scored from the looks when they lean to a tie)
         ref = base.reference()
         while looks < K.MAX_LOOKS and not tie.stopped and not (tracked and tie.clear()):
+            if bounded and spent >= K.LOOK_PASSES and tie.leans_tie(ref):
+                break
             if looks and base.short:
                 base.grow()
+                spent += 1
                 ref = base.reference()
             try:
                 v, sp = take()
             except Exception:  # noqa: BLE001 -- a failed run: no decision
                 break
+            spent += 1
             tie.observe(v / (sp or 1.0), ref)
             looks += 1
-        scored = None  # an undecided tie scored from its looks (`looked_times`): "faster" or "tie"
-        if hasattr(K, "looked_times") and not tie.stopped and tie.looks:
-            if tie.clear():
-                scored = "clear"  # (measured at once by the rewards)
+        scored = None  # an undecided tie: scored from its looks ("faster" or "tie"), or "measured"
+        if bounded and not tie.stopped and tie.looks:
+            if tie.clear() or not tie.leans_tie(ref):
+                scored = "measured"  # (the rewards measure it: table 2 gives that rule's errors)
             else:
                 t, tb, noise, noise_b = K.looked_times(tie, ref, *K.pass_prior(sb))
                 scored = "faster" if tb / t - 1.0 > math.hypot(noise, noise_b) else "tie"
@@ -309,6 +314,7 @@ def tie_rows(rec: dict) -> list[dict]:
                          "remeasured": sorted({t["why"].split(" (")[0] for t in xs if t["why"] and t["why"] != "first"}),
                          "scale": st.median(t["scale"] for t in xs),
                          "undecided": sum(t.get("scored") in ("faster", "tie") for t in xs) / len(xs),
+                         "measured": sum(t.get("scored") == "measured" for t in xs) / len(xs),
                          "scored_faster": sum(t.get("scored") == "faster" for t in xs) / len(xs),
                          "lost": sum(bool(t["stopped"]) or t.get("scored") == "tie" for t in xs) / len(xs),
                          "short": [t for t in xs if (t.get("kept_passes") or 0) < 5],
@@ -452,11 +458,12 @@ def print_ties(trows: list[dict]) -> None:
           "identical program a tie decided, for the 1.1x one a real speedup lost (target <= 5 %); kept: "
           "the share of looks that reused the kept baseline; scale: the kept reference's scale; seeded: "
           "stopped / trials among those that began with fewer than 5 kept passes -- the first submissions; "
-          "undecided: neither stopped nor clearly faster after the looks, scored from them; scored faster: "
+          "undecided: neither stopped nor clearly faster, leaning to a tie, scored from the looks; measured: "
+          "undecided leaning to a speedup, or clearly faster (the rewards measure those); scored faster: "
           "of all trials, those the looks' score found faster (identical: a false speedup, target <= 1 %); "
           "lost: stopped or scored as a tie (1.1x: a real speedup lost, target <= 5 %))")
     hdr = (f"{'lang':7s} {'case':10s} {'trials':>6s} {'stopped':>8s} {'1 look':>7s} {'looks':>5s} {'kept':>6s} "
-           f"{'scale':>6s} {'seeded':>7s} {'undecided':>9s} {'sc.faster':>9s} {'lost':>6s}  ok")
+           f"{'scale':>6s} {'seeded':>7s} {'undecided':>9s} {'measured':>8s} {'sc.faster':>9s} {'lost':>6s}  ok")
     print(hdr)
     print("-" * len(hdr))
     for r in trows:
@@ -464,7 +471,8 @@ def print_ties(trows: list[dict]) -> None:
         print(f"{r['lang']:7s} {r['case']:10s} {r['trials']:6d} {pct(r['stopped'], 1):>8s} {pct(r['one_look'], 0):>7s} "
               f"{r['median_looks'] or 0:5.0f} {pct(r['kept'], 0):>6s} {pct(r['scale'], 1):>6s} "
               f"{sum(bool(t['stopped']) for t in r['short']):>3d}/{len(r['short']):<3d} "
-              f"{pct(r['undecided'], 0):>9s} {pct(r['scored_faster'], 1):>9s} {pct(r['lost'], 1):>6s}  {ok}"
+              f"{pct(r['undecided'], 0):>9s} {pct(r['measured'], 0):>8s} {pct(r['scored_faster'], 1):>9s} "
+              f"{pct(r['lost'], 1):>6s}  {ok}"
               + (f"  (measured again: {', '.join(r['remeasured'])})" if r["remeasured"] else ""))
 
 

@@ -153,9 +153,10 @@ def test_a_speed_track_skips_empty_readings_and_is_none_without_any(monkeypatch)
     fake = _Readings([], [], [1.3, 1.5], [])
     monkeypatch.setattr(P, "probe_slowness", fake)
     tr = P.SpeedTrack(object(), "cpu", window=3)
-    assert tr.start() is None and tr.after() is None           # the probe did not apply, or failed
-    assert tr.after() == pytest.approx(1.4)
+    assert tr.start() is None                                  # the probe did not apply, or failed
+    assert tr.after() == pytest.approx(1.4)                    # (start reads again: nothing was kept)
     assert tr.after() == pytest.approx(1.4)                    # an empty reading moves nothing
+    assert list(tr.readings) == [[1.3, 1.5]] and len(fake.calls) == 4  # ... and takes no slot of the window
 
 
 def test_a_speed_track_of_instruction_counts_reads_nothing(sb):
