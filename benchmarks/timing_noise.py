@@ -245,12 +245,12 @@ def near_ties(sb, lang: str, p: dict) -> list[dict]:
         bounded = hasattr(K, "LOOK_PASSES")  # (the cost bound: scored from the looks when they lean to a tie)
         ref = base.reference()
         while looks < K.MAX_LOOKS and not tie.stopped and not (tracked and tie.clear()):
-            if bounded and spent >= K.LOOK_PASSES and tie.leans_tie(ref):
-                break
             if looks and base.short:
                 base.grow()
                 spent += 1
                 ref = base.reference()
+            if bounded and spent >= K.LOOK_PASSES and tie.leans_tie(ref):
+                break
             try:
                 v, sp = take()
             except Exception:  # noqa: BLE001 -- a failed run: no decision

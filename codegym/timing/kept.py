@@ -59,7 +59,7 @@ MAX_LOOKS = 4
 #: concurrent passes (the baseline's and the candidate's together) the looks take after a
 #: candidate's judged perf split before one that leans toward a tie (`NearTie.leans_tie`)
 #: is scored from them: the cost bound of a near-tie the rules do not decide
-LOOK_PASSES = 3
+LOOK_PASSES = 2
 #: the noise of a near-tie its looks did not decide (`looked_times`), in scales of its median's error
 UNDECIDED_Z = 3.0
 #: smallest noise scale (log) a reference claims: timings are not resolved below ~1 %

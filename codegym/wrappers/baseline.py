@@ -128,10 +128,7 @@ def look_at(task: Task, sandbox: Sandbox, wl: PerfRuns, settings: TimingSettings
         _stop(looks, tie.observe(judged / slow, ref), judged, "the judged perf split")
     s = None
     while n < max_looks and not tie.clear():  # (a clearly faster candidate is measured at once)
-        if spent >= LOOK_PASSES and tie.leans_tie(ref):
-            break  # the cost bound: scored from its looks (`undecided`)
-        n += 1
-        if base.short and n > 1:  # undecided on a short kept baseline: one more baseline pass before the look
+        if base.short and n >= 1:  # undecided on a short kept baseline: one more baseline pass before the look
             try:
                 base.grow()
                 spent += 1
@@ -139,6 +136,9 @@ def look_at(task: Task, sandbox: Sandbox, wl: PerfRuns, settings: TimingSettings
                 base.target = base.n  # (the baseline stopped passing: look against what is kept)
             ref = looks.ref = base.reference()
             looks.bound, looks.kept, s = _kept_bound(ref, slow, factor, metric), base.details(), None
+        if spent >= LOOK_PASSES and tie.leans_tie(ref):
+            break  # the cost bound: scored from its looks (`undecided`)
+        n += 1
         if s is None:
             capped = bounded_workload(wl, looks.bound)
             s = Sampler(sandbox, capped.build, capped.inputs, metric, wl.limits, wl.verify)

@@ -135,9 +135,10 @@ def test_an_undecided_near_tie_is_scored_from_its_looks_not_measured(monkeypatch
     times = st["times"]
     assert times["source"] == "looks" and times["unit"] == "s", times
     looks = st["looks"]
-    # (the cost bound: after LOOK_PASSES passes -- the baseline's first one, then one of each
-    # for the second look -- a candidate leaning to a tie is scored from its looks)
-    assert 2 <= len(looks["looks"]) < K.MAX_LOOKS and not looks["stopped"]
+    # (the cost bound: after LOOK_PASSES passes -- the baseline's first two, around the judged
+    # split's look -- a candidate leaning to a tie is scored from its looks)
+    assert 1 <= len(looks["looks"]) < K.MAX_LOOKS and not looks["stopped"]
+    assert st["looks"]["kept"]["added"] == K.LOOK_PASSES
     assert times["t"] == pytest.approx(statistics.median(lk["seconds"] for lk in looks["looks"]))
     task = env.unwrapped.task
     rt, _ = recorded_runtimes(task, "cpu")
