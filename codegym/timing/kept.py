@@ -60,6 +60,10 @@ MAX_LOOKS = 4
 #: candidate's judged perf split before one that leans toward a tie (`NearTie.leans_tie`)
 #: is scored from them: the cost bound of a near-tie the rules do not decide
 LOOK_PASSES = 2
+#: the speedup that leaning to a tie must not lose (the timing docs' guarantee: a real 1.1x
+#: is found), and the z of the chance it may (`NearTie.leans_tie`: ~5 %)
+KEEP_SPEEDUP = 0.10
+LOSS_Z = 1.645
 #: the noise of a near-tie its looks did not decide (`looked_times`), in scales of its median's error
 UNDECIDED_Z = 3.0
 #: smallest noise scale (log) a reference claims: timings are not resolved below ~1 %
@@ -471,12 +475,23 @@ class NearTie:
         return lk.x > math.log1p(self.worth) + CLEAR_SCALES * lk.scale
 
     def leans_tie(self, ref: Reference) -> bool:
-        """Whether the looks' median speedup over `ref` is below half the worth -- closer to
-        a tie than to a speedup worth rewarding: a candidate the rules leave undecided then
-        is scored from its looks (`looked_times`), one that leans the other way is measured.
-        (A point estimate, not a test: docs/timing.md, "Near-ties", gives what it loses.)"""
+        """Whether the looks' median speedup over `ref` is below the split
+        ``max(w / 2, min(w, log(1 + KEEP_SPEEDUP) - LOSS_Z * s))`` (w = log(1 + worth), s the
+        noise of that median: the looks' medians error, with the kept passes' spread or the
+        looks' own when larger, and the kept median's): a candidate the rules leave
+        undecided then is scored from its looks (`looked_times`), one that leans the other
+        way is measured. The split keeps a real KEEP_SPEEDUP (1.1x) from leaning to a tie
+        more than ~5 % of the time while the noise allows (a point estimate, not a test:
+        docs/timing.md, "Near-ties", gives what it loses)."""
         xs = [math.log(ref.median) - math.log(max(lk.seconds, 1e-12)) for lk in self.looks]
-        return bool(xs) and statistics.median(xs) < math.log1p(self.worth) / 2
+        if not xs:
+            return False
+        own = [math.log(max(lk.seconds, 1e-12)) for lk in self.looks]
+        sd = max(ref.sd, statistics.stdev(own) if len(own) > 2 else 0.0)
+        s = math.hypot(sd * math.sqrt(math.pi / 2 / len(xs)), ref.error)
+        w = math.log1p(self.worth)
+        split = max(w / 2, min(w, math.log1p(KEEP_SPEEDUP) - LOSS_Z * s))
+        return statistics.median(xs) < split
 
     def details(self) -> dict:
         """For ``info``: the looks, the rule's parameters and why it stopped."""

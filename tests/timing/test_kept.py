@@ -449,3 +449,28 @@ def test_looked_times_noise_is_z_errors_of_each_median():
     assert K.looked_times(tie, ref, prior=0.10, prior_weight=2.0, z=1.0)[2] > noise
     with pytest.raises(ValueError):
         K.looked_times(K.NearTie(), ref)
+
+
+def _tie_with(xs, ref):
+    tie = K.NearTie(alpha=None, bound=None)
+    for x in xs:
+        tie.observe(ref.median * math.exp(-x), ref)
+    return tie
+
+
+def test_leaning_to_a_tie_splits_by_the_noise_and_keeps_a_real_1_1x():
+    """The split is the worth on a quiet pool, shrinks with the noise so that a real 1.1x
+    does not lean to a tie, and never goes below half the worth."""
+    w = math.log1p(K.DEFAULT_MIN_WORTH["cpu"]) if hasattr(K, "DEFAULT_MIN_WORTH") else math.log1p(0.05)
+    quiet = K.Reference.of_samples([1.0, 1.004, 0.996, 1.002, 0.998])            # sd ~0.3 %
+    assert _tie_with([0.04, 0.04], quiet).leans_tie(quiet)                       # below w (4.9 %)
+    assert not _tie_with([0.06, 0.06], quiet).leans_tie(quiet)
+    noisy = K.Reference.of_samples([1.0, 1.06, 0.94, 1.05, 0.95])                # sd ~5 %
+    assert not _tie_with([0.03, 0.03], noisy).leans_tie(noisy)                   # the floor: w / 2
+    assert _tie_with([0.02, 0.02], noisy).leans_tie(noisy)
+    mid = K.Reference.of_samples([1.0, 1.035, 0.965, 1.03, 0.97])                # sd ~3 %
+    tie = _tie_with([0.045, 0.045], mid)
+    s = math.hypot(mid.sd * math.sqrt(math.pi / 4), mid.error)
+    split = max(w / 2, min(w, math.log1p(K.KEEP_SPEEDUP) - K.LOSS_Z * s))
+    assert w / 2 < split < w and tie.leans_tie(mid) == (0.045 < split)
+    assert not K.NearTie().leans_tie(mid)                                        # no looks: nothing leans
