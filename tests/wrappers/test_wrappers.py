@@ -403,8 +403,9 @@ def test_staged_ordering_on_real_executions(py_task):
     assert info["judge"]["passed"] == 3
     got["slow"], info_slow = _play(early, OracleAgent(solution="baseline"))
     got["fast"], info_fast = _play(early, OracleAgent())
-    for i in (info_slow, info_fast):   # (the baseline's own program may be stopped against the kept baseline)
-        assert i["staged"]["stage"] == "correct" and i["staged"]["times"]["source"] in ("measured", "kept")
+    for i in (info_slow, info_fast):   # (the baseline's own program may be stopped against the kept baseline,
+        # or scored from its looks as a tie: `NearTie.leans_tie`)
+        assert i["staged"]["stage"] == "correct" and i["staged"]["times"]["source"] in ("measured", "kept", "looks")
     assert info_fast["staged"]["times"]["source"] == "measured"
     assert got["syntax"] < got["crash"] == got["loop"] < got["output"] < got["k2"] < got["k3"] \
         < got["slow"] <= got["fast"], got
