@@ -486,8 +486,7 @@ class NearTie:
         xs = [math.log(ref.median) - math.log(max(lk.seconds, 1e-12)) for lk in self.looks]
         if not xs:
             return False
-        own = [math.log(max(lk.seconds, 1e-12)) for lk in self.looks]
-        sd = max(ref.sd, statistics.stdev(own) if len(own) > 2 else 0.0)
+        sd = max(ref.sd, statistics.stdev(xs) if len(xs) > 2 else 0.0)  # (the looks' own spread)
         s = math.hypot(sd * math.sqrt(math.pi / 2 / len(xs)), ref.error)
         w = math.log1p(self.worth)
         split = max(w / 2, min(w, math.log1p(KEEP_SPEEDUP) - LOSS_Z * s))

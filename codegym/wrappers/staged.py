@@ -303,10 +303,10 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
         cand = report.get("timing")
         if not (isinstance(cand, Mapping) and cand.get("ok") and cand.get("metric") == metric):
             cand = self._measure_candidate(program, metric)
-            if cand is None:  # a near-tie the looks did not decide: scored from its looks
-                assert self._looks is not None
-                return self._looked_times(bench, self._looks)
         rt, cal = recorded_runtimes(task, metric)
+        if cand is None:  # a near-tie the looks did not decide: scored from its looks
+            assert self._looks is not None
+            return self._looked_times(bench, self._looks, rt)
         use_recorded = self.runtimes == "recorded" or (self.runtimes == "auto" and b in rt and r in rt)
         if use_recorded:
             if b not in rt or r not in rt:
@@ -382,24 +382,26 @@ class StagedReward(FinalReward, gym.utils.RecordConstructorArgs):
                 raise
             raise stopped from e
 
-    def _looked_times(self, bench: Bench, looks: Looks) -> PerfTimes:
+    def _looked_times(self, bench: Bench, looks: Looks, rt: Mapping[str, float]) -> PerfTimes:
         """The times of a near-tie its looks did not decide (`looked_times`: the median of its
         looks against the kept baseline's, each median's noise `UNDECIDED_Z` scales wide),
         in seconds at the reference speed; the reference's time by the recorded ratio, or
-        by the ratio of the kept measurements of baseline and reference. docs/rewards.md
-        ("Near-ties") says why this is not measured further."""
+        by the ratio of the kept measurements of baseline and reference (`rt`: the task's
+        recorded runtimes). docs/rewards.md ("Near-ties") says why this is not measured further."""
         task = bench.task
+        b, r = task.baseline_name, task.reference_name
         t, tb, noise, noise_b = bench.looked_times(looks)
-        metric = self.settings.metric_for(task)
-        rt, _ = recorded_runtimes(task, metric)
-        ratio = _recorded_ratio(task, metric)
-        if not (task.baseline_name in rt and task.reference_name in rt) and task.reference_name:
+        mb: float | None
+        mr: float | None
+        if r is not None and b in rt and r in rt:
+            mb, mr = rt[b], rt[r]
+        else:
             try:
-                mb = measurement_value(bench.solution_measurement(task.baseline_name, self.settings), "s")
-                mr = measurement_value(bench.solution_measurement(task.reference_name, self.settings), "s")
+                mb = measurement_value(bench.solution_measurement(b, self.settings), "s")
+                mr = measurement_value(bench.solution_measurement(r, self.settings), "s") if r else None
             except Unscorable:
                 mb = mr = None
-            ratio = mb / mr if mb and mr else 1.0
+        ratio = mb / mr if mb and mr else 1.0
         return PerfTimes(t=t, t_baseline=tb, t_reference=tb / max(ratio, 1.0), unit="s", source="looks",
                          noise=noise, noise_baseline=noise_b, noise_reference=noise_b)
 

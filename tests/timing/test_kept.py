@@ -96,14 +96,19 @@ class _Box:
     """A stand-in sandbox key (weak-referenceable)."""
 
 
-def test_a_kept_value_is_reused_then_measured_again_when_the_machine_moved_or_it_aged():
-    sb = _Box()
-    calls = []
+def _counting():
+    """(calls, compute): ``compute()`` returns how often it was called and a slowness of 1."""
+    calls: list[int] = []
 
     def compute():
         calls.append(1)
         return len(calls), 1.0
+    return calls, compute
 
+
+def test_a_kept_value_is_reused_then_measured_again_when_the_machine_moved_or_it_aged():
+    sb = _Box()
+    calls, compute = _counting()
     v, how = K.keep(sb, ("k",), compute, speed_now=1.0)
     assert (v, how["kept"], how["why"]) == (1, False, "first")
     v, how = K.keep(sb, ("k",), compute, speed_now=1.05)           # within DRIFT_LIMIT: reused
@@ -305,12 +310,7 @@ def test_an_aged_entry_is_never_rechecked():
 
 def test_keep_peek_and_kept_passes_recheck_a_drift():
     sb = _Box()
-    calls = []
-
-    def compute():
-        calls.append(1)
-        return len(calls), 1.0
-
+    calls, compute = _counting()
     K.keep(sb, ("r",), compute, speed_now=1.0)
     v, how = K.keep(sb, ("r",), compute, speed_now=1.4, recheck=_Rechecks(1.0, 1.01))
     assert (v, how["kept"], how["uses"]) == (1, True, 2)           # a burst: reused
